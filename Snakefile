@@ -1,0 +1,18 @@
+# kvwall: every table, figure, notebook and CANONICAL-NUMBERS.md of the SoK paper, from the specs in config/.
+# `snakemake --cores 4` builds everything; `snakemake --cores 4 measure` runs the machine-dependent benchmark.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/tables.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        TABLE_ARTIFACTS,

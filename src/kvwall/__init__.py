@@ -1,0 +1,1 @@
+"""kvwall: the KV-cache memory wall, derived from raw specs."""

@@ -1,0 +1,48 @@
+"""Traffic and capacity crossovers, the three regimes and the speedup law (SoK sections 3.4-3.5, 5.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+WEIGHT_BOUND = "weight-bound"
+KV_BOUND = "kv-bound"
+CAPACITY_BOUND = "capacity-bound"
+REGIMES = (WEIGHT_BOUND, KV_BOUND, CAPACITY_BOUND)
+
+
+def traffic_crossover(weight_bytes: ArrayLike, kv_bytes_per_token: ArrayLike, batch: ArrayLike) -> np.ndarray:
+    """s*(b) = P w_p / (b 2 L n_kv d_h w_kv): the context where per-step KV bytes equal weight bytes (SoK section 3.4, Table 4)."""
+    return np.asarray(weight_bytes, dtype=float) / (np.asarray(batch, dtype=float) * np.asarray(kv_bytes_per_token, dtype=float))
+
+
+def capacity_crossover(
+    memory_bytes: ArrayLike, weight_bytes: ArrayLike, kv_bytes_per_token: ArrayLike, batch: ArrayLike = 1
+) -> np.ndarray:
+    """s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv) (SoK section 3.4).
+
+    Negative where the weights alone exceed the memory: the model cannot be loaded on that device.
+    """
+    free = np.asarray(memory_bytes, dtype=float) - np.asarray(weight_bytes, dtype=float)
+    return free / (np.asarray(batch, dtype=float) * np.asarray(kv_bytes_per_token, dtype=float))
+
+
+def regime(context: ArrayLike, traffic_crossover_tokens: ArrayLike, capacity_crossover_tokens: ArrayLike) -> np.ndarray:
+    """Weight-bound below s*, KV-bound between s* and s_cap, capacity-bound above s_cap (SoK sections 3.5, 5.1).
+
+    Capacity binds first: a context above s_cap (or any context where s_cap < 0) is capacity-bound whatever s* is.
+    """
+    s = np.asarray(context, dtype=float)
+    s_star = np.asarray(traffic_crossover_tokens, dtype=float)
+    s_cap = np.asarray(capacity_crossover_tokens, dtype=float)
+    return np.where(s > s_cap, CAPACITY_BOUND, np.where(s < s_star, WEIGHT_BOUND, KV_BOUND))
+
+
+def speedup(weight_bytes: ArrayLike, kv_bytes: ArrayLike, compression: ArrayLike) -> np.ndarray:
+    """S(c) = (W + K) / (W + K / c): decode speedup from cutting KV reads by c, memory-bound (SoK section 3.5).
+
+    Tends to 1 when W >> K (below the crossover) and to c when K >> W (above it); 1 <= S <= c for c >= 1.
+    """
+    w = np.asarray(weight_bytes, dtype=float)
+    k = np.asarray(kv_bytes, dtype=float)
+    return (w + k) / (w + k / np.asarray(compression, dtype=float))

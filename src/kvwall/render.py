@@ -1,0 +1,174 @@
+"""Tables as data, and deterministic writers: CSV at full precision, Markdown and LaTeX as the paper prints them.
+
+A Table holds key columns (what a row is about: a model id, a batch) and value columns, each value column tagged
+with exactly one evidence class. A table written under ``tables/<class>/`` has value columns of that class only;
+a side-by-side view (``tables/paper/``) marks every column's class in its header.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from kvwall.formats import format_value
+from kvwall.specs import EVIDENCE_CLASSES
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: CSV name, printed label, evidence class (None for a key column) and printed format."""
+
+    name: str
+    label: str
+    evidence: str | None = None
+    fmt: str = "text"
+    unit: str = ""
+    printed: bool = True  # False: kept in the CSV (an id for joins and diffs), left out of Markdown and LaTeX
+
+    def __post_init__(self):
+        if self.evidence is not None and self.evidence not in EVIDENCE_CLASSES:
+            raise ValueError(f"column {self.name!r}: unknown evidence class {self.evidence!r}")
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table artifact: its id (file stem), title, caption, columns and rows (dicts keyed by column name)."""
+
+    id: str
+    title: str
+    caption: str
+    columns: tuple[Column, ...]
+    rows: tuple[dict, ...]
+    sources: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def evidence(self) -> str:
+        """The single evidence class of the value columns; ValueError if they mix classes."""
+        classes = {c.evidence for c in self.columns if c.evidence is not None}
+        if len(classes) != 1:
+            raise ValueError(f"table {self.id!r} mixes evidence classes {sorted(classes)} or has none")
+        return classes.pop()
+
+    def column(self, name: str) -> Column:
+        return next(c for c in self.columns if c.name == name)
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if not value.is_integer() or abs(value) >= 1e16 else str(int(value))
+    return str(value)
+
+
+def to_csv(table: Table) -> str:
+    """CSV with full-precision numbers (shortest round-trip repr), one header row of column names."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([c.name for c in table.columns])
+    for row in table.rows:
+        writer.writerow([_csv_cell(_plain(row.get(c.name))) for c in table.columns])
+    return out.getvalue()
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars to Python scalars."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _header(column: Column, mark_classes: bool) -> str:
+    label = column.label
+    if mark_classes and column.evidence is not None:
+        label = f"{label} [{column.evidence}]"
+    return label
+
+
+def to_markdown(table: Table, mark_classes: bool = False) -> str:
+    """Markdown table formatted as the paper prints it, under a heading, caption and evidence line."""
+    lines = [f"# {table.title}", "", table.caption, ""]
+    if mark_classes:
+        classes = sorted({c.evidence for c in table.columns if c.evidence})
+        lines += [f"Side-by-side view: each column is marked with its evidence class ({', '.join(classes)}).", ""]
+    else:
+        lines += [f"Evidence class: **{table.evidence}**.", ""]
+    if table.sources:
+        lines += ["Sources: " + "; ".join(table.sources) + ".", ""]
+    shown = [c for c in table.columns if c.printed]
+    lines.append("| " + " | ".join(_header(c, mark_classes) for c in shown) + " |")
+    lines.append("|" + "|".join("---" if c.evidence is None else "---:" for c in shown) + "|")
+    for row in table.rows:
+        cells = [format_value(_plain(row.get(c.name)), c.fmt).replace("|", "\\|") for c in shown]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "×": r"$\times$",
+    "σ": r"$\sigma$",
+    "≈": r"$\approx$",
+    "≤": r"$\le$",
+    "—": "---",
+    "→": r"$\rightarrow$",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+
+
+def to_latex(table: Table, mark_classes: bool = False) -> str:
+    """A booktabs table: caption, label tab:<id>, right-aligned value columns."""
+    shown = [c for c in table.columns if c.printed]
+    spec = "".join("l" if c.evidence is None else "r" for c in shown)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{latex_escape(table.title)}. {latex_escape(table.caption)}}}",
+        rf"\label{{tab:{table.id}}}",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(_header(c, mark_classes)) for c in shown) + r" \\",
+        r"\midrule",
+    ]
+    for row in table.rows:
+        cells = [latex_escape(format_value(_plain(row.get(c.name)), c.fmt)) for c in shown]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_text(path: Path, content: str) -> None:
+    """Write text with Unix newlines, creating parent folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, encoding="utf-8", newline="\n")
+
+
+def write_table(table: Table, outputs: Sequence[str | Path], folder_class: str) -> None:
+    """Write a table to each output path by suffix (.csv, .md, .tex) under the folder of its evidence class.
+
+    ``folder_class`` is the class the destination folder holds; ``paper`` marks a side-by-side view, whose
+    columns each carry their class in the header.
+    """
+    mark_classes = folder_class == "paper"
+    if not mark_classes and table.evidence != folder_class:
+        raise ValueError(f"table {table.id!r} holds {table.evidence} values and cannot be written under tables/{folder_class}/")
+    writers = {".csv": lambda t: to_csv(t), ".md": lambda t: to_markdown(t, mark_classes), ".tex": lambda t: to_latex(t, mark_classes)}
+    for output in outputs:
+        path = Path(output)
+        write_text(path, writers[path.suffix](table))

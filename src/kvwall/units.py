@@ -1,0 +1,105 @@
+"""Units: every conversion the project makes, in one place.
+
+The paper works in decimal units (1 GB = 1e9 B, 1 TB/s = 1e12 B/s, "128k" = 128,000 tokens); GiB appears only
+where a source uses it. Quantities are held internally in base units: bytes, bytes/s, FLOP/s, seconds, counts.
+"""
+
+from __future__ import annotations
+
+#: Factor from each accepted unit to its base unit, grouped by dimension.
+UNITS: dict[str, tuple[str, float]] = {
+    "count": ("count", 1.0),
+    "ratio": ("ratio", 1.0),
+    "tokens": ("tokens", 1.0),
+    "bit": ("bytes", 1 / 8),
+    "B": ("bytes", 1.0),
+    "KB": ("bytes", 1e3),
+    "MB": ("bytes", 1e6),
+    "GB": ("bytes", 1e9),
+    "TB": ("bytes", 1e12),
+    "KiB": ("bytes", 2.0**10),
+    "MiB": ("bytes", 2.0**20),
+    "GiB": ("bytes", 2.0**30),
+    "B/s": ("bytes/s", 1.0),
+    "GB/s": ("bytes/s", 1e9),
+    "TB/s": ("bytes/s", 1e12),
+    "GiB/s": ("bytes/s", 2.0**30),
+    "FLOP/s": ("FLOP/s", 1.0),
+    "GFLOP/s": ("FLOP/s", 1e9),
+    "TFLOP/s": ("FLOP/s", 1e12),
+    "PFLOP/s": ("FLOP/s", 1e15),
+    "s": ("s", 1.0),
+    "ms": ("s", 1e-3),
+    "us": ("s", 1e-6),
+    "ns": ("s", 1e-9),
+    "min": ("s", 60.0),
+    "ms/GiB": ("s/byte", 1e-3 / 2.0**30),
+}
+
+#: Bytes per element of each storage format named in specs.
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+    "int3": 0.375,
+    "int2": 0.25,
+}
+
+GB = 1e9
+TB = 1e12
+GiB = 2.0**30
+MB = 1e6
+MS = 1e-3
+
+
+class UnitError(ValueError):
+    """A unit that is not understood, or one of the wrong dimension."""
+
+
+def to_base(value: float, unit: str, dimension: str | None = None) -> float:
+    """Convert ``value`` given in ``unit`` to its base unit, checking the dimension when one is expected."""
+    if unit not in UNITS:
+        known = ", ".join(sorted(UNITS))
+        raise UnitError(f"unit {unit!r} is not understood (known units: {known})")
+    base, factor = UNITS[unit]
+    if dimension is not None and base != dimension:
+        raise UnitError(f"unit {unit!r} measures {base}, expected {dimension}")
+    return value * factor
+
+
+def dimension_of(unit: str) -> str:
+    """The base dimension a unit measures."""
+    return UNITS[unit][0]
+
+
+def dtype_bytes(dtype: str) -> float:
+    """Bytes per stored element of a storage format (bf16 -> 2.0)."""
+    if dtype not in DTYPE_BYTES:
+        raise UnitError(f"storage format {dtype!r} is not understood (known: {', '.join(DTYPE_BYTES)})")
+    return DTYPE_BYTES[dtype]
+
+
+def parse_tokens(text: str | int | float, k: float = 1000.0) -> float:
+    """Parse a context length: ``131072``, ``128k``, ``1M``, ``1e6``.
+
+    ``k`` is the size of a "k" (the paper's 128k = 128,000 tokens; an assumption in config/assumptions.yaml).
+    """
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        s = str(text).strip().replace(",", "").replace("_", "")
+        multiplier = 1.0
+        if s[-1:] in ("k", "K"):
+            multiplier, s = k, s[:-1]
+        elif s[-1:] in ("m", "M"):
+            multiplier, s = k * k, s[:-1]
+        try:
+            value = float(s) * multiplier
+        except ValueError:
+            raise UnitError(f"context length {text!r} is not a number of tokens (examples: 8192, 128k, 1M)") from None
+    if not value > 0:
+        raise UnitError(f"context length {text!r} must be positive")
+    return value

@@ -1,0 +1,23 @@
+# Tables 1-8 and their companions: one job per artifact, each written as CSV, Markdown and LaTeX under
+# tables/<evidence class>/ (tables/paper/ holds side-by-side views with each column's class marked).
+from kvwall.tables import ARTIFACTS
+
+TABLE_ARTIFACTS = expand("tables/{artifact}.{ext}", artifact=sorted(ARTIFACTS), ext=("csv", "md", "tex"))
+
+
+rule table:
+    input:
+        SPEC_INPUTS,
+        "config/config.yaml",
+    output:
+        csv="tables/{evidence}/{name}.csv",
+        md="tables/{evidence}/{name}.md",
+        tex="tables/{evidence}/{name}.tex",
+    wildcard_constraints:
+        evidence="spec|assumption|derived|reported|paper",
+    log:
+        "logs/tables/{evidence}/{name}.log",
+    conda:
+        "../envs/kvwall.yaml"
+    script:
+        "../scripts/write_table.py"
