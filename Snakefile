@@ -10,9 +10,19 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/audit.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/notebooks.smk"
+include: "workflow/rules/canonical.smk"
+include: "workflow/rules/measure.smk"
 
 
 rule all:
     default_target: True
     input:
         TABLE_ARTIFACTS,
+        AUDIT_ARTIFACTS,
+        FIGURE_ARTIFACTS,
+        NOTEBOOK_ARTIFACTS,
+        CANONICAL_ARTIFACTS,
+        MEASURED_ARTIFACTS,

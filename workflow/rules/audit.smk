@@ -1,0 +1,2 @@
+# Reproduction audit: the paper's printed numbers against ours.
+AUDIT_ARTIFACTS = []

@@ -1,0 +1,2 @@
+# Audit notebooks executed by papermill (notebooks/executed/).
+NOTEBOOK_ARTIFACTS = []
