@@ -24,6 +24,18 @@ def kilo_tokens(v: float) -> str:
     return f"{v / 1e3:.0f}k"
 
 
+def capacity_tokens(v: float) -> str:
+    """A capacity crossover: 488k, 1.34M, or "cannot load" when the weights alone exceed the memory (negative)."""
+    if v < 0:
+        return "cannot load"
+    return tokens(v) if v >= 1e6 else kilo_tokens(v)
+
+
+def context(v: float) -> str:
+    """A context length as the paper names it: 128k, 512k, 1M."""
+    return f"{v / 1e6:g}M" if v >= 1e6 else f"{v / 1e3:g}k"
+
+
 def mega(decimals: int) -> Callable[[float], str]:
     """Rates in millions: 10.2M tokens/s."""
     return lambda v: f"{v / 1e6:.{decimals}f}M"
@@ -63,6 +75,46 @@ def megabytes_per_token(v: float) -> str:
     return f"{v / 1e6:.2f} MB"
 
 
+def gigabytes_label(v: float) -> str:
+    """A capacity as a datasheet prints it: 80 GB, 192 GB."""
+    return f"{v / 1e9:g} GB"
+
+
+def teraflops(v: float) -> str:
+    """Dense TFLOP/s as SoK Table 3 prints them: 989.5, 2250."""
+    return f"{v / 1e12:g}"
+
+
+def bits(v: float) -> str:
+    """A storage width: 16 bit."""
+    return f"{v:g} bit"
+
+
+def milliseconds(decimals: int) -> Callable[[float], str]:
+    """Seconds shown in ms: 22.7."""
+    return lambda v: f"{v * 1e3:.{decimals}f}"
+
+
+def scientific(digits: int) -> Callable[[float], str]:
+    """Large counts in scientific notation: 1.342e+09."""
+    return lambda v: f"{v:.{digits - 1}e}"
+
+
+def giga(decimals: int) -> Callable[[float], str]:
+    """Counts in billions: 70.55."""
+    return lambda v: f"{v / 1e9:.{decimals}f}"
+
+
+def percent_signed(decimals: int) -> Callable[[float], str]:
+    """A relative difference as a signed percentage: +0.8%."""
+    return lambda v: f"{v * 100:+.{decimals}f}%"
+
+
+def percent(decimals: int) -> Callable[[float], str]:
+    """A fraction as a percentage: 53%."""
+    return lambda v: f"{v * 100:.{decimals}f}%"
+
+
 def reciprocal(v: float) -> str:
     """A fraction as 1/N: 1/64."""
     return f"1/{1 / v:.0f}"
@@ -80,7 +132,10 @@ FORMATS: dict[str, Callable] = {
     "fixed3": _fixed(3),
     "tokens": tokens,
     "kilo_tokens": kilo_tokens,
+    "capacity_tokens": capacity_tokens,
+    "context": context,
     "mega1": mega(1),
+    "times0": times(0),
     "times1": times(1),
     "times2": times(2),
     "thousands": thousands,
@@ -90,6 +145,15 @@ FORMATS: dict[str, Callable] = {
     "gb1": gigabytes(1),
     "mb_per_token": megabytes_per_token,
     "reciprocal": reciprocal,
+    "gb_label": gigabytes_label,
+    "sci3": scientific(3),
+    "giga2": giga(2),
+    "percent0": percent(0),
+    "percent_signed1": percent_signed(1),
+    "bits": bits,
+    "ms0": milliseconds(0),
+    "ms1": milliseconds(1),
+    "tflops": teraflops,
 }
 
 

@@ -32,6 +32,9 @@ SPEC_FILES = {
     "techniques": "techniques.yaml",
 }
 
+#: The folder of reported values (kvwall.reported), relative to the config directory.
+REPORTED_FOLDER = "reported"
+
 
 class SpecError(ValueError):
     """Bad input: which file, which key, and why."""
@@ -392,7 +395,8 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     return Catalog(
         devices=MappingProxyType(devices), models=MappingProxyType(models), links=MappingProxyType(links),
         domains=MappingProxyType(domains), techniques=MappingProxyType(techniques), workloads=MappingProxyType(workloads),
-        assumptions=assumptions, evaluation=evaluation, files=MappingProxyType({k: str(v) for k, v in paths.items()}),
+        assumptions=assumptions, evaluation=evaluation,
+        files=MappingProxyType({**{k: str(v) for k, v in paths.items()}, "reported": str(config_dir / REPORTED_FOLDER)}),
     )
 
 
@@ -425,4 +429,6 @@ def load_workflow_config(config: Mapping, catalog: Catalog, file: str = "config/
         "capacity_models": pick("models", "capacity.models"),
         "capacity_devices": pick("devices", "capacity.devices"),
         "table8_model": pick("models", "table8.model")[0],
+        "reference_device": pick("devices", "in_text.reference_device")[0],
+        "spread_models": pick("models", "in_text.spread_models"),
     }

@@ -29,6 +29,11 @@ class Column:
     unit: str = ""
     printed: bool = True  # False: kept in the CSV (an id for joins and diffs), left out of Markdown and LaTeX
 
+    def format(self, row: dict) -> str:
+        """This column's cell of ``row`` as printed; fmt ``row`` takes the format named in the row's ``format``."""
+        fmt = row["format"] if self.fmt == "row" else self.fmt
+        return format_value(_plain(row.get(self.name)), fmt)
+
     def __post_init__(self):
         if self.evidence is not None and self.evidence not in EVIDENCE_CLASSES:
             raise ValueError(f"column {self.name!r}: unknown evidence class {self.evidence!r}")
@@ -103,7 +108,7 @@ def to_markdown(table: Table, mark_classes: bool = False) -> str:
     lines.append("| " + " | ".join(_header(c, mark_classes) for c in shown) + " |")
     lines.append("|" + "|".join("---" if c.evidence is None else "---:" for c in shown) + "|")
     for row in table.rows:
-        cells = [format_value(_plain(row.get(c.name)), c.fmt).replace("|", "\\|") for c in shown]
+        cells = [c.format(row).replace("|", "\\|") for c in shown]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -147,7 +152,7 @@ def to_latex(table: Table, mark_classes: bool = False) -> str:
         r"\midrule",
     ]
     for row in table.rows:
-        cells = [latex_escape(format_value(_plain(row.get(c.name)), c.fmt)) for c in shown]
+        cells = [latex_escape(c.format(row)) for c in shown]
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"

@@ -27,8 +27,8 @@ class Reported:
     file: str
 
 
-#: Units reported values may use beyond kvwall.units: percentages.
-_EXTRA_UNITS = {"percent": 0.01}
+#: Units reported values may use beyond kvwall.units: percentages and token rates.
+_EXTRA_UNITS = {"percent": 0.01, "tokens/s": 1.0}
 
 
 def _base(value: float, unit: str, file: str, key: str) -> float:

@@ -22,6 +22,11 @@ def experts_touched_fraction(model: Model, batch: ArrayLike) -> np.ndarray:
     return 1.0 - p_miss**b
 
 
+def resident_weight_bytes(model: Model, weight_bytes_per_param: float) -> float:
+    """P w_p: the bytes every weight occupies in memory, all MoE experts included (SoK section 1.2: 140 GB)."""
+    return model.params_nominal * weight_bytes_per_param
+
+
 def step_weight_bytes(model: Model, weight_bytes_per_param: float, batch: ArrayLike = 1) -> np.ndarray:
     """Weight bytes read per decode step: P w_p, read once whatever the batch (SoK section 3.1).
 
@@ -113,6 +118,12 @@ def striped_bandwidth(device: Device) -> float:
 def pinned_bandwidth(device: Device) -> float:
     """Effective bandwidth with a sequence's pages pinned to one partition: beta_part (SoK section 3.3)."""
     return partition_bandwidth(device)
+
+
+def placement_bandwidth(device: Device, placement: str) -> float:
+    """Effective bandwidth of a placement policy, ``striped`` or ``pinned`` (SoK section 3.3)."""
+    policies = {"striped": striped_bandwidth, "pinned": pinned_bandwidth}
+    return policies[placement](device)
 
 
 def token_rate_ceiling(model: Model, bandwidth: ArrayLike, kv_bytes_per_element: float) -> np.ndarray:

@@ -1,5 +1,6 @@
 # Load and validate every input before any rule runs: bad input stops here, with file, key and reason,
 # and nothing under tables/ or figures/ is touched.
+import glob
 import sys
 
 from kvwall.loader import SPEC_FILES, SpecError, load_catalog, load_workflow_config
@@ -10,4 +11,7 @@ try:
 except SpecError as error:
     sys.exit(f"kvwall: bad input: {error}")
 
-SPEC_INPUTS = sorted(CATALOG.files.values())
+SPEC_INPUTS = sorted(path for name, path in CATALOG.files.items() if name != "reported")
+# The model's code: a rule that imports kvwall reruns when it changes, as a rule reruns when its script changes.
+KVWALL_CODE = sorted(glob.glob("src/kvwall/**/*.py", recursive=True))
+REPORTED_INPUTS = sorted(glob.glob(f"{CATALOG.files['reported']}/*.yaml"))

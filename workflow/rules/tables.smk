@@ -8,6 +8,8 @@ TABLE_ARTIFACTS = expand("tables/{artifact}.{ext}", artifact=sorted(ARTIFACTS), 
 rule table:
     input:
         SPEC_INPUTS,
+        REPORTED_INPUTS,
+        KVWALL_CODE,
         "config/config.yaml",
     output:
         csv="tables/{evidence}/{name}.csv",

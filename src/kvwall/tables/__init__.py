@@ -1,6 +1,7 @@
 """Every table artifact of the pipeline, by path under tables/ (without suffix), and the function that builds it.
 
-Each builder takes the catalogue and the resolved workflow selections and returns a kvwall.render.Table.
+Each builder takes the catalogue and the resolved workflow selections and returns a kvwall.render.Table. The folder
+is the evidence class of the table's value columns; tables/paper/ holds side-by-side views as the paper prints them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Callable
 
 from kvwall.catalog import Catalog
 from kvwall.render import Table
-from kvwall.tables import architecture
+from kvwall.tables import accounting, architecture, bounds, comparison, crossovers, hardware, in_text, taxonomy, workload_regimes
 
 Builder = Callable[[Catalog, dict], Table]
 
@@ -17,4 +18,25 @@ ARTIFACTS: dict[str, Builder] = {
     "spec/table1_architectures": architecture.architectures,
     "derived/table1_kv_per_token": architecture.kv_per_token,
     "paper/table1": architecture.paper_view,
+    "assumption/table2_taxonomy": taxonomy.domains,
+    "spec/table3_hardware": hardware.specs,
+    "derived/table3_ridge": hardware.ridge,
+    "paper/table3": hardware.paper_view,
+    "derived/placement_ceilings": hardware.placement_ceilings,
+    "derived/table4_traffic_crossover": crossovers.traffic_crossover,
+    "derived/capacity_crossover": crossovers.capacity_crossover,
+    "derived/table5_roofline_bounds": bounds.roofline_bounds,
+    "derived/table6_workloads": workload_regimes.workloads,
+    "derived/table7_speedups": comparison.speedups,
+    "assumption/table7_operating_points": comparison.operating_points,
+    "reported/table7_quality": comparison.quality,
+    "paper/table7": comparison.paper_view,
+    "derived/table8_accounting": accounting.accounting,
+    "derived/table8_parameter_check": accounting.parameter_check,
+    "derived/footprint_examples": in_text.footprint_examples,
+    "derived/intensity_limits": in_text.intensity_limits,
+    "derived/placement_gaps": in_text.placement_gaps,
+    "derived/prefix_sharing_w3": in_text.prefix_sharing,
+    "derived/reuse_w4": in_text.reuse,
+    "derived/combinations": in_text.combinations,
 }

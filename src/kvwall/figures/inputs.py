@@ -1,0 +1,25 @@
+"""What a figure is drawn from: the catalogue, the workflow's selections and the reported values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from kvwall.catalog import Catalog
+from kvwall.loader import load_catalog, load_workflow_config
+from kvwall.reported import Reported, load_reported
+
+
+@dataclass(frozen=True)
+class FigureInputs:
+    """The typed inputs of every figure; reported values are quoted beside derived ones, never fed into them."""
+
+    catalog: Catalog
+    selections: Mapping
+    reported: Mapping[str, Reported]
+
+    @classmethod
+    def load(cls, config: Mapping) -> "FigureInputs":
+        """Read the catalogue of ``config["config_dir"]``, resolve the selections of ``config`` and the reported values."""
+        catalog = load_catalog(config["config_dir"])
+        return cls(catalog, load_workflow_config(config, catalog), load_reported(catalog.files["reported"]))

@@ -1,0 +1,68 @@
+"""SoK Table 4 (traffic crossover s*(b)) and the capacity crossover s_cap per device (section 3.4)."""
+
+from __future__ import annotations
+
+from kvwall.catalog import Catalog
+from kvwall.footprint import kv_bytes_per_token
+from kvwall.regimes import capacity_crossover as s_cap
+from kvwall.regimes import traffic_crossover as s_star
+from kvwall.render import Column, Table
+from kvwall.roofline import resident_weight_bytes, step_weight_bytes
+
+_KEYS = (Column("model_id", "id", printed=False), Column("model", "Model"))
+
+
+def traffic_crossover(catalog: Catalog, selections: dict) -> Table:
+    """s*(b) = P w_p / (b 2 L n_kv d_h w_kv) per model and batch (SoK Eq. for s*, Table 4)."""
+    a = catalog.assumptions
+    batches = selections["table4_batches"]
+    rows = []
+    for model_id in selections["table4_models"]:
+        m = catalog.models[model_id]
+        row = {"model_id": m.id, "model": m.name}
+        for b in batches:
+            row[f"b{b}"] = float(s_star(step_weight_bytes(m, a.weight_bytes_per_param, b),
+                                        kv_bytes_per_token(m, a.kv_bytes_per_element), b))
+        rows.append(row)
+    return Table(
+        id="table4_traffic_crossover",
+        title="Table 4. Traffic crossover context length s*(b) in tokens",
+        caption=f"s*(b) = P w_p / (b · 2 L n_kv d_h w_kv), {a.weight_dtype.upper()} weights and "
+        f"{a.kv_dtype.upper()} cache (SoK section 3.4). Above the tabulated value, per-step KV traffic exceeds weight traffic.",
+        columns=(*_KEYS, *(Column(f"b{b}", f"b={b}", "derived", "tokens", "tokens") for b in batches)),
+        rows=tuple(rows),
+    )
+
+
+def capacity_crossover(catalog: Catalog, selections: dict) -> Table:
+    """s_cap = (HBM - P w_p) / (2 L n_kv d_h w_kv) at batch 1, per model and device (SoK section 3.4).
+
+    Negative where the weights alone exceed the device's memory: the model cannot be loaded there.
+    """
+    a = catalog.assumptions
+    rows = []
+    for model_id in selections["capacity_models"]:
+        m = catalog.models[model_id]
+        weights = resident_weight_bytes(m, a.weight_bytes_per_param)
+        for device_id in selections["capacity_devices"]:
+            d = catalog.devices[device_id]
+            rows.append({
+                "model_id": m.id, "model": m.name, "device_id": d.id, "device": d.name,
+                "weight_bytes": weights,
+                "capacity_crossover": float(s_cap(d.hbm_capacity, weights, kv_bytes_per_token(m, a.kv_bytes_per_element))),
+            })
+    return Table(
+        id="capacity_crossover",
+        title="Capacity crossover s_cap in tokens at batch 1",
+        caption="s_cap = (HBM − P w_p) / (2 L n_kv d_h w_kv) (SoK section 3.4): the longest context one sequence can "
+        "hold beside the weights; s_cap(b) = s_cap / b. Negative: the weights alone exceed HBM and the model cannot be "
+        "loaded on one device. Every weight is resident, MoE experts included.",
+        columns=(
+            *_KEYS,
+            Column("device_id", "device id", printed=False),
+            Column("device", "Device"),
+            Column("weight_bytes", "Weights (GB)", "derived", "gb0", "B"),
+            Column("capacity_crossover", "s_cap", "derived", "capacity_tokens", "tokens"),
+        ),
+        rows=tuple(rows),
+    )
