@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvwall.answers import OperatingPoint
-from kvwall.formats import gigabytes, tokens, times
+from kvwall.formats import times, tokens
 from kvwall.regimes import CAPACITY_BOUND
 
 
@@ -23,7 +23,7 @@ class Rule:
 
 
 def _gb(value: float) -> str:
-    return f"{gigabytes(1)(value)} GB"
+    return f"{value / 1e9:,.1f} GB"
 
 
 def _tbps(value: float) -> str:

@@ -73,7 +73,7 @@ def weights(model: Model, assumptions: Assumptions) -> Quantity:
     return derived(
         resident_weight_bytes(model, assumptions.weight_bytes_per_param),
         "bytes",
-        f"P w_p, P = {model.params_nominal:.4g} (spec), w_p = {assumptions.weight_bytes_per_param:g} B "
+        f"P w_p, P = {model.params_nominal / 1e9:g}e9 (spec), w_p = {assumptions.weight_bytes_per_param:g} B "
         f"({assumptions.weight_dtype}, assumption)",
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -98,7 +99,7 @@ def _show(q: answers.Quantity) -> str:
     if unit == "bytes/token":
         return f"{thousands(v)} B/token ({v / 1e6:.2f} MB)"
     if unit == "bytes":
-        return f"{v / 1e9:.1f} GB" if v >= 1e8 else f"{thousands(v)} B"
+        return f"{v / 1e9:,.1f} GB" if v >= 1e8 else f"{thousands(v)} B"
     if unit == "bytes/s":
         return f"{v / 1e12:.2f} TB/s"
     if unit == "FLOP/byte":
@@ -309,4 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kvwall: {err}", file=sys.stderr)
     except CommandError as err:
         print(f"kvwall: {err}", file=sys.stderr)
+    except BrokenPipeError:  # output piped into a reader that stopped early (| head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 2

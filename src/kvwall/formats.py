@@ -121,11 +121,18 @@ def reciprocal(v: float) -> str:
 
 
 def text(v) -> str:
+    """A value as it is."""
     return str(v)
+
+
+def full_precision(v) -> str:
+    """A number at full precision (shortest round-trip), thousands unseparated: 427246.09375."""
+    return repr(float(v)) if isinstance(v, (int, float)) else str(v)
 
 
 FORMATS: dict[str, Callable] = {
     "text": text,
+    "full": full_precision,
     "int": _fixed(0),
     "fixed1": _fixed(1),
     "fixed2": _fixed(2),

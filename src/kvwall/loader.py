@@ -7,6 +7,7 @@ built. Schemas live in the package (``kvwall/schemas``) so that ``kvwall --specs
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cache
 from importlib import resources
@@ -44,41 +45,54 @@ class SpecError(ValueError):
         super().__init__(f"{self.file}: {key or '(top level)'}: {reason}")
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML loader that refuses a key given twice in one mapping (a silently overwritten device, say)."""
+class _SpecLoader(yaml.SafeLoader):
+    """A safe YAML loader that reads the scientific notation spec sheets are written in (70e9) as numbers."""
 
 
-def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen: set = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
-# YAML 1.1 reads 70e9 and 8.03e9 as strings; accept the scientific notation spec sheets are written in.
-_UniqueKeyLoader.add_implicit_resolver(
+# YAML 1.1 reads 70e9 and 8.03e9 as strings.
+_SpecLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
     list("-+0123456789"),
 )
 
 
+def _refuse_duplicate_keys(node: yaml.Node, path: list, file: str | Path) -> None:
+    """A key given twice in one mapping silently overwrites the first (a second device entry, say): refuse it."""
+    if isinstance(node, yaml.MappingNode):
+        lines: dict = {}
+        for key_node, value_node in node.value:
+            key, line = key_node.value, key_node.start_mark.line + 1
+            if key in lines:
+                raise SpecError(file, _key_path([*path, key]), f"given twice (lines {lines[key]} and {line})")
+            lines[key] = line
+            _refuse_duplicate_keys(value_node, [*path, key], file)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _refuse_duplicate_keys(item, [*path, index], file)
+
+
 def read_yaml(path: str | Path) -> Any:
-    """Parse one YAML file, turning a missing file or a syntax error into a SpecError."""
+    """Parse one YAML file, turning a missing file, a syntax error or a duplicate key into a SpecError."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError(path, "", "file not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(path, "", f"cannot be read as UTF-8 text ({err.__class__.__name__})") from None
+    loader = _SpecLoader(text)
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _refuse_duplicate_keys(node, [], path)
+        return loader.construct_document(node)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "(parse)"
-        raise SpecError(path, where, f"not valid YAML: {getattr(err, 'problem', err)}") from None
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
+        raise SpecError(path, where, f"not valid YAML: {getattr(err, 'problem', None) or err}") from None
+    finally:
+        loader.dispose()
 
 
 @cache
@@ -116,14 +130,43 @@ def _reason(error: jsonschema.ValidationError) -> str:
         return f"{value!r} is not a safe name (lowercase letters, digits, '.', '_' and '-'; at most 64 characters)"
     if v in ("enum", "const"):
         allowed = error.validator_value if v == "enum" else [error.validator_value]
+        if list(error.absolute_path)[-1:] == ["unit"]:
+            return f"unit {value!r} is not understood here (expected {' or '.join(map(repr, allowed))})"
         return f"{value!r} is not one of {allowed}"
     return error.message
 
 
+def _first_non_finite(node: Any, path: tuple = ()) -> tuple[tuple, float] | None:
+    """The key path and value of the first NaN or infinity in a parsed document (YAML .nan, .inf, 1e999)."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return path, node
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in children:
+        found = _first_non_finite(child, (*path, key))
+        if found:
+            return found
+    return None
+
+
+def _unknown_fields(errors: list, path) -> list[str]:
+    """Field names an additionalProperties error reports at ``path``: a misspelt name beside a 'missing' one."""
+    names = []
+    for error in errors:
+        if error.validator == "additionalProperties" and list(error.absolute_path) == list(path):
+            names += [k for k in error.instance if k not in error.schema.get("properties", {})]
+    return names
+
+
 def validate(document: Any, schema_name: str, file: str | Path) -> None:
     """Validate a parsed document against a schema; raise the most relevant problem as a SpecError."""
+    if document is None:
+        raise SpecError(file, "", "the file is empty")
+    non_finite = _first_non_finite(document)
+    if non_finite:
+        raise SpecError(file, _key_path(non_finite[0]), f"must be a finite number (got {non_finite[1]})")
     validator = jsonschema.Draft202012Validator(schema(schema_name), registry=_registry())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    errors = list(validator.iter_errors(document))
+    error = jsonschema.exceptions.best_match(errors)
     if error is None:
         return
     # A name that fails propertyNames is reported against the mapping; name the offending key itself.
@@ -131,7 +174,12 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
     if error.validator in ("pattern", "not") and error.parent is None and isinstance(error.instance, str):
         if error.instance not in (path[-1:] or [None]):
             path.append(error.instance)
-    raise SpecError(file, _key_path(path), _reason(error))
+    reason = _reason(error)
+    if error.validator == "required":
+        unknown = _unknown_fields(errors, error.absolute_path)
+        if unknown:
+            reason += f"; found unknown field(s) {', '.join(map(repr, unknown))} instead (misspelt?)"
+    raise SpecError(file, _key_path(path), reason)
 
 
 class _Reader:
@@ -384,7 +432,7 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     evaluation_node = docs["workloads"][0]["evaluation"]
     for name, collection in (("model", models), ("device", devices)):
         if evaluation_node[name] not in collection:
-            raise SpecError(paths["workloads"], f"evaluation.{name}", f"{name} {evaluation_node[name]!r} does not exist in {paths[name + 's']}")
+            raise SpecError(paths["workloads"], f"evaluation.{name}", f"{name} {evaluation_node[name]!r} does not exist in {paths[name + 's']} (known: {', '.join(collection)})")
     for technique_id, technique in techniques.items():
         if technique.sharing_workload is not None:
             workload = workloads.get(technique.sharing_workload)
@@ -405,7 +453,7 @@ def _selection(value, collection: Mapping, key: str, file: str, where: str) -> t
         return tuple(collection)
     for i, item_id in enumerate(value):
         if item_id not in collection:
-            raise SpecError(file, f"{key}[{i}]", f"{item_id!r} does not exist in {where}")
+            raise SpecError(file, f"{key}[{i}]", f"{item_id!r} does not exist in {where} (known: {', '.join(collection)})")
     return tuple(value)
 
 

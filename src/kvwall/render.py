@@ -17,6 +17,9 @@ from typing import Any, Sequence
 from kvwall.formats import format_value
 from kvwall.specs import EVIDENCE_CLASSES
 
+#: Folders of side-by-side views, whose columns each carry their evidence class in the header.
+SIDE_BY_SIDE = ("paper", "audit")
+
 
 @dataclass(frozen=True)
 class Column:
@@ -170,7 +173,7 @@ def write_table(table: Table, outputs: Sequence[str | Path], folder_class: str) 
     ``folder_class`` is the class the destination folder holds; ``paper`` marks a side-by-side view, whose
     columns each carry their class in the header.
     """
-    mark_classes = folder_class == "paper"
+    mark_classes = folder_class in SIDE_BY_SIDE
     if not mark_classes and table.evidence != folder_class:
         raise ValueError(f"table {table.id!r} holds {table.evidence} values and cannot be written under tables/{folder_class}/")
     writers = {".csv": lambda t: to_csv(t), ".md": lambda t: to_markdown(t, mark_classes), ".tex": lambda t: to_latex(t, mark_classes)}

@@ -60,7 +60,7 @@ def draw(inputs: FigureInputs) -> Figure:
     ax.set_xscale("log")
     ax.set_yscale("log")
     token_axis(ax.xaxis)
-    ax.set_ylim(0.5, 2000)
+    ax.set_ylim(0.5, 800)
     ax.set_xlabel("context length s (tokens)")
     ax.set_ylabel("arithmetic intensity (FLOP/B)")
     ax.set_title(f"{model.name}: decode intensity falls to 2g/w_kv, far below every ridge "

@@ -48,7 +48,8 @@ def ordered_colors(ids: Sequence) -> dict:
     return {item: matplotlib.colors.to_hex(shade) for item, shade in zip(ids, shades)}
 
 
-def _tokens_label(value: float, _position=None) -> str:
+def tokens_label(value: float, _position=None) -> str:
+    """A context length as a short label: 8k, 128k, 1.024M."""
     if value >= 1e6:
         return f"{value / 1e6:g}M"
     if value >= 1e3:
@@ -59,7 +60,7 @@ def _tokens_label(value: float, _position=None) -> str:
 def token_axis(axis: Axis) -> None:
     """Log-scaled context lengths labelled 1k, 10k, 1M (decimal k, as the paper counts tokens)."""
     axis.set_major_locator(LogLocator(base=10))
-    axis.set_major_formatter(FuncFormatter(_tokens_label))
+    axis.set_major_formatter(FuncFormatter(tokens_label))
     axis.set_minor_formatter(NullFormatter())
 
 

@@ -1,0 +1,113 @@
+"""Figure 4: the three-regime map per model and device (SoK sections 3.4-3.5, 5.1): the traffic crossover s*(b) and
+the capacity crossover s_cap(b) over (batch, context), the weight-bound, KV-bound and capacity-bound regions shaded,
+and the workloads W1-W4 (Table 6) placed in their regimes."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import ScalarFormatter
+
+from kvwall.catalog import Catalog
+from kvwall.figures.inputs import FigureInputs
+from kvwall.figures.style import REGIME_COLORS, new_figure, token_axis
+from kvwall.footprint import kv_bytes_per_token
+from kvwall.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND, capacity_crossover, traffic_crossover
+from kvwall.roofline import resident_weight_bytes, step_weight_bytes
+from kvwall.specs import Device, Model
+
+#: Batches and contexts spanned by each panel.
+BATCHES = np.geomspace(1, 256, 120)
+CONTEXT_RANGE = (1e2, 1e7)
+
+
+def crossovers(catalog: Catalog, model: Model, device: Device, batches=BATCHES) -> dict[str, np.ndarray]:
+    """s*(b) = P w_p / (b 2 L n_kv d_h w_kv) and s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv) (SoK section 3.4).
+
+    s* uses the weights a step reads (the experts a batch touches, for MoE); s_cap every resident weight.
+    """
+    a = catalog.assumptions
+    per_token = kv_bytes_per_token(model, a.kv_bytes_per_element)
+    b = np.asarray(batches, dtype=float)
+    return {
+        "traffic": traffic_crossover(step_weight_bytes(model, a.weight_bytes_per_param, b), per_token, b),
+        "capacity": capacity_crossover(device.hbm_capacity, resident_weight_bytes(model, a.weight_bytes_per_param), per_token, b),
+    }
+
+
+def _regions(bounds: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Lower and upper context of each regime at every batch of the panel, clipped to the drawn range."""
+    low, high = CONTEXT_RANGE
+    s_cap = np.clip(bounds["capacity"], low, high)
+    kv_floor = np.clip(np.minimum(bounds["traffic"], s_cap), low, high)
+    return {WEIGHT_BOUND: (np.full_like(s_cap, low), kv_floor), KV_BOUND: (kv_floor, s_cap), CAPACITY_BOUND: (s_cap, np.full_like(s_cap, high))}
+
+
+def _label_regions(ax, regions: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Name each regime where its band is widest, if it is wide enough to hold the name."""
+    for name, (lower, upper) in regions.items():
+        widths = np.log10(upper / lower)
+        i = int(np.argmax(widths))
+        if widths[i] > 0.8:
+            ax.text(BATCHES[i], np.sqrt(lower[i] * upper[i]), name, fontsize=6.5, ha="right" if i > len(BATCHES) // 2 else "left",
+                    va="center", color="#333333", style="italic")
+
+
+def _workload_groups(catalog: Catalog) -> dict[tuple[int, float], list[str]]:
+    """Workload ids by (batch, context), so workloads at one point share one marker (W1 and W4)."""
+    groups: dict[tuple[int, float], list[str]] = {}
+    for w in catalog.workloads.values():
+        groups.setdefault((w.batch, w.context), []).append(w.id.upper())
+    return groups
+
+
+def _shade(ax, regions: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    for name, (lower, upper) in regions.items():
+        ax.fill_between(BATCHES, lower, upper, color=REGIME_COLORS[name], linewidth=0, gid=f"region {name}")
+
+
+def draw(inputs: FigureInputs) -> Figure:
+    catalog = inputs.catalog
+    model_ids = list(inputs.selections["table4_models"])
+    device_ids = list(inputs.selections["capacity_devices"])
+    fig = new_figure(2.45 * len(device_ids) + 0.4, 2.2 * len(model_ids) + 0.6)
+    axes = fig.subplots(len(model_ids), len(device_ids), sharex=True, sharey=True, squeeze=False)
+    for row, m in enumerate(model_ids):
+        model = catalog.models[m]
+        for col, d in enumerate(device_ids):
+            device, ax = catalog.devices[d], axes[row, col]
+            bounds = crossovers(catalog, model, device)
+            regions = _regions(bounds)
+            _shade(ax, regions)
+            ax.plot(BATCHES, bounds["traffic"], color="black", linewidth=1.0, gid=f"traffic {m} {d}")
+            if bounds["capacity"][0] > 0:
+                ax.plot(BATCHES, bounds["capacity"], color="black", linestyle="--", linewidth=1.0, gid=f"capacity {m} {d}")
+                _label_regions(ax, regions)
+            else:
+                ax.text(0.5, 0.3, "weights exceed HBM:\ncannot be loaded", transform=ax.transAxes, ha="center",
+                        va="center", fontsize=6.5, style="italic")
+            for (batch, context), names in _workload_groups(catalog).items():
+                ax.plot(batch, context, marker="o", markersize=3.5, color="black", linestyle="none", gid=f"{'+'.join(names)} {m} {d}")
+                ax.annotate(", ".join(names), (batch, context), xytext=(4, 3), textcoords="offset points", fontsize=6)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlim(BATCHES[0] / 1.3, BATCHES[-1] * 1.3)
+            ax.set_ylim(*CONTEXT_RANGE)
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+            token_axis(ax.yaxis)
+            ax.grid(False)
+            ax.set_title(f"{model.name} on {device.name}", fontsize=7.5)
+            if row == len(model_ids) - 1:
+                ax.set_xlabel("batch b")
+            if col == 0:
+                ax.set_ylabel("context s (tokens)")
+    handles = [Patch(color=REGIME_COLORS[r], label=r) for r in (WEIGHT_BOUND, KV_BOUND, CAPACITY_BOUND)]
+    handles += [
+        axes[0, 0].plot([], [], color="black", label="traffic crossover s*(b)")[0],
+        axes[0, 0].plot([], [], color="black", linestyle="--", label="capacity crossover s_cap(b)")[0],
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=5)
+    fig.suptitle(f"Three regimes of decode ({catalog.assumptions.weight_dtype.upper()} weights, "
+                 f"{catalog.assumptions.kv_dtype.upper()} KV, one device)", fontsize=9)
+    return fig
