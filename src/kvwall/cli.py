@@ -156,11 +156,11 @@ def crossover(args: argparse.Namespace) -> int:
     print(f"{model.name}, {a.weight_dtype} weights and {a.kv_dtype} KV cache; all values derived")
     print(f"  s*(b)    {answers.TRAFFIC_EQUATION}")
     print(f"  s_cap(b) {answers.CAPACITY_EQUATION}")
-    header = f"{'b':>6}  {'s*(b)':<26}" + "".join(f"{'s_cap ' + d.name:<18}" for d in devices)
-    print(header)
+    widths = {d.id: max(14, len(d.name) + 8) for d in devices}
+    print(f"{'b':>6}  {'s*(b)':<28}" + "".join(f"{'s_cap ' + d.name:<{widths[d.id]}}" for d in devices).rstrip())
     for row in rows:
-        caps = "".join(f"{'cannot load' if q.value < 0 else tokens(q.value):<18}" for q in row.capacity_crossover.values())
-        print(f"{row.batch.value:>6g}  {_show(row.traffic_crossover):<26}{caps}")
+        caps = "".join(f"{'cannot load' if q.value < 0 else tokens(q.value):<{widths[d]}}" for d, q in row.capacity_crossover.items())
+        print(f"{row.batch.value:>6g}  {_show(row.traffic_crossover):<28}{caps}".rstrip())
     return 0
 
 

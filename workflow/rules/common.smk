@@ -3,11 +3,18 @@
 import glob
 import sys
 
-from kvwall.loader import SPEC_FILES, SpecError, load_catalog, load_workflow_config
+from kvwall.loader import SPEC_FILES, SpecError, load_catalog, load_workflow_config, read_yaml, validate
+from kvwall.reported import load_reported
+
+CONFIG_FILE = workflow.configfiles[0] if workflow.configfiles else "config/config.yaml"
 
 try:
+    for path in workflow.configfiles:
+        read_yaml(path)  # Snakemake's own reader keeps the last of a key given twice; refuse it instead
+    validate(config, "config", CONFIG_FILE)
     CATALOG = load_catalog(config["config_dir"])
-    SELECTIONS = load_workflow_config(config, CATALOG)
+    SELECTIONS = load_workflow_config(config, CATALOG, CONFIG_FILE)
+    load_reported(CATALOG.files["reported"])
 except SpecError as error:
     sys.exit(f"kvwall: bad input: {error}")
 
