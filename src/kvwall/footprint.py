@@ -16,11 +16,10 @@ def kv_bytes_per_token(model: Model, kv_bytes_per_element: float) -> float:
     return model.attention.kv_elements_per_token * kv_bytes_per_element
 
 
-def kv_bytes(model: Model, context: ArrayLike, kv_bytes_per_element: float, batch: ArrayLike = 1) -> np.ndarray:
+def kv_bytes(model: Model, context: ArrayLike, kv_bytes_per_element: ArrayLike, batch: ArrayLike = 1) -> np.ndarray:
     """KV bytes held by ``batch`` sequences of ``context`` tokens each (SoK Eq. 1 times b)."""
-    return np.asarray(batch, dtype=float) * np.asarray(context, dtype=float) * kv_bytes_per_token(
-        model, kv_bytes_per_element
-    )
+    per_token = model.attention.kv_elements_per_token * np.asarray(kv_bytes_per_element, dtype=float)
+    return np.asarray(batch, dtype=float) * np.asarray(context, dtype=float) * per_token
 
 
 def effective_kv_bytes(

@@ -363,7 +363,6 @@ def _techniques(document: Mapping, reader: _Reader, baseline_bits: float) -> tup
             domain=entry["domain"],
             kv_bits=8.0 * prov["kv_bits"].value if "kv_bits" in prov else baseline_bits,
             retention=prov["retention"].value if "retention" in prov else 1.0,
-            sharing=None if "sharing_workload" in entry else 1.0,
             sharing_workload=entry.get("sharing_workload"),
             fragmentation=prov["fragmentation"].value if "fragmentation" in prov else 0.0,
             codec=prov["codec"].value if "codec" in prov else 1.0,

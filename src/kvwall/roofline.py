@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kvwall.footprint import kv_bytes_per_token
+from kvwall.footprint import kv_bytes, kv_bytes_per_token
 from kvwall.params import routed_expert_params
 from kvwall.specs import Device, Model
 
@@ -47,9 +47,8 @@ def active_params_per_token(model: Model) -> float:
 
 
 def step_kv_bytes(model: Model, context: ArrayLike, batch: ArrayLike, kv_bytes_per_element: ArrayLike) -> np.ndarray:
-    """KV bytes read per decode step: b * 2 L n_kv d_h s w_kv (SoK section 3.1, Table 8)."""
-    per_token = model.attention.kv_elements_per_token * np.asarray(kv_bytes_per_element, dtype=float)
-    return np.asarray(batch, dtype=float) * np.asarray(context, dtype=float) * per_token
+    """KV bytes read per decode step: b * 2 L n_kv d_h s w_kv, one read of every cached byte (SoK section 3.1, Table 8)."""
+    return kv_bytes(model, context, kv_bytes_per_element, batch)
 
 
 def step_flops(model: Model, context: ArrayLike, batch: ArrayLike, include_softmax: bool = False) -> np.ndarray:

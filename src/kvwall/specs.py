@@ -151,8 +151,7 @@ class Technique:
     domain: str
     kv_bits: float  # w_q in bits per stored element
     retention: float  # r
-    sharing: float | None  # sigma; None where it is derived from a workload
-    sharing_workload: str | None
+    sharing_workload: str | None  # the workload whose prefix sharing gives sigma (prefix caching)
     fragmentation: float  # phi
     codec: float  # transport codec factor (tiering only)
     lossless: str  # "yes", "no", "near", or "-" for the baseline
