@@ -1,0 +1,233 @@
+"""Bad input stops with one message naming the file, the key and the reason, before anything is written.
+
+Each test copies config/ to a temporary folder and breaks one thing. A few representative cases also run the
+workflow on a temporary copy of the repository and check that Snakemake fails with that one line and leaves every
+file as it was.
+"""
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvwall.loader import SpecError, load_catalog, load_workflow_config, read_yaml
+from kvwall.reported import load_reported
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "config"
+
+
+def break_config(folder: Path, file: str, old: str, new: str) -> Path:
+    """Copy config/ into ``folder`` and replace the first ``old`` of ``file`` by ``new``."""
+    config = folder / "config"
+    shutil.copytree(CONFIG, config)
+    path = config / file
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} is not in {file}: the test no longer breaks anything"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return config
+
+
+def load_everything(config: Path) -> None:
+    """What the workflow loads before any rule runs."""
+    catalog = load_catalog(config)
+    load_workflow_config(read_yaml(config / "config.yaml"), catalog, str(config / "config.yaml"))
+    load_reported(config / "reported")
+
+
+def spec_error(tmp_path: Path, file: str, old: str, new: str) -> SpecError:
+    config = break_config(tmp_path, file, old, new)
+    with pytest.raises(SpecError) as caught:
+        load_everything(config)
+    assert caught.value.file == str(config / file)
+    return caught.value
+
+
+def test_unbroken_config_loads(tmp_path):
+    load_everything(break_config(tmp_path, "devices.yaml", "devices:", "devices:"))
+
+
+def test_missing_field(tmp_path):
+    error = spec_error(tmp_path, "devices.yaml", "    hbm_bandwidth: {value: 8.0, unit: TB/s, source: nvidia-b200}\n", "")
+    assert (error.key, error.reason) == ("devices.b200", "missing required field 'hbm_bandwidth'")
+
+
+def test_misspelt_field(tmp_path):
+    error = spec_error(tmp_path, "devices.yaml", "    hbm_capacity: {value: 192", "    hbm_capacty: {value: 192")
+    assert error.key == "devices.b200"
+    assert error.reason == "missing required field 'hbm_capacity'; found unknown field(s) 'hbm_capacty' instead (misspelt?)"
+
+
+def test_wrong_type(tmp_path):
+    error = spec_error(tmp_path, "models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: eighty, unit: count}")
+    assert (error.key, error.reason) == ("models.llama-3-70b.n_layers.value", "must be of type integer (got str 'eighty')")
+
+
+def test_zero_size(tmp_path):
+    error = spec_error(tmp_path, "devices.yaml", "hbm_capacity: {value: 192, unit: GB, source: nvidia-b200}",
+                       "hbm_capacity: {value: 0, unit: GB, source: nvidia-b200}")
+    assert (error.key, error.reason) == ("devices.b200.hbm_capacity.value", "must be > 0 (got 0)")
+
+
+def test_negative_size(tmp_path):
+    error = spec_error(tmp_path, "links.yaml", "{value: 64, unit: GB/s", "{value: -64, unit: GB/s")
+    assert (error.key, error.reason) == ("links.pcie-gen5-x16.bandwidth.value", "must be > 0 (got -64)")
+
+
+def test_zero_count(tmp_path):
+    error = spec_error(tmp_path, "workloads.yaml", "batch: {value: 32,", "batch: {value: 0,")
+    assert (error.key, error.reason) == ("workloads.w2.batch.value", "must be >= 1 (got 0)")
+
+
+def test_number_that_is_not_finite(tmp_path):
+    error = spec_error(tmp_path, "devices.yaml", "value: 3.35, unit: TB/s", "value: .inf, unit: TB/s")
+    assert (error.key, error.reason) == ("devices.h100-sxm.hbm_bandwidth.value", "must be a finite number (got inf)")
+
+
+def test_unit_not_understood(tmp_path):
+    error = spec_error(tmp_path, "devices.yaml", "value: 3.35, unit: TB/s", "value: 3.35, unit: TB/sec")
+    assert error.key == "devices.h100-sxm.hbm_bandwidth.unit"
+    assert error.reason.startswith("unit 'TB/sec' is not understood (known units: ")
+
+
+def test_unit_of_the_wrong_dimension(tmp_path):
+    error = spec_error(tmp_path, "devices.yaml", "value: 3.35, unit: TB/s", "value: 3.35, unit: TB")
+    assert (error.key, error.reason) == ("devices.h100-sxm.hbm_bandwidth.unit", "unit 'TB' measures bytes, expected bytes/s")
+
+
+def test_count_with_a_unit(tmp_path):
+    error = spec_error(tmp_path, "models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: 80, unit: layers}")
+    assert (error.key, error.reason) == ("models.llama-3-70b.n_layers.unit", "unit 'layers' is not understood here (expected 'count')")
+
+
+def test_storage_format_not_understood(tmp_path):
+    error = spec_error(tmp_path, "assumptions.yaml", "value: bf16\n    source: sok-setup\n    note: \"Baseline KV",
+                       "value: bf17\n    source: sok-setup\n    note: \"Baseline KV")
+    assert error.key == "assumptions.kv_dtype.value"
+    assert error.reason.startswith("storage format 'bf17' is not understood")
+
+
+@pytest.mark.parametrize("name", ["../b200", "B200 SXM", "b200/pinned", "a..b"])
+def test_name_that_is_not_a_safe_file_name(tmp_path, name):
+    error = spec_error(tmp_path, "devices.yaml", "  b200:\n", f"  {name}:\n")
+    assert error.key == f"devices.{name}"
+    assert error.reason.startswith(f"{name!r} is not a safe name")
+
+
+def test_reference_to_a_model_that_does_not_exist(tmp_path):
+    error = spec_error(tmp_path, "workloads.yaml", "model: llama-3-70b", "model: llama-4-70b")
+    assert error.key == "evaluation.model"
+    assert error.reason.startswith("model 'llama-4-70b' does not exist in") and "llama-3-70b" in error.reason
+
+
+def test_reference_to_a_device_that_does_not_exist(tmp_path):
+    error = spec_error(tmp_path, "workloads.yaml", "device: b200", "device: b300")
+    assert error.key == "evaluation.device"
+    assert error.reason.startswith("device 'b300' does not exist in")
+
+
+def test_workflow_config_naming_a_model_that_does_not_exist(tmp_path):
+    error = spec_error(tmp_path, "config.yaml", "models: [llama-3-8b,", "models: [llama-3-9b,")
+    assert error.key == "tables.table4.models[0]"
+    assert error.reason.startswith("'llama-3-9b' does not exist in")
+
+
+def test_reference_to_a_source_that_is_not_listed(tmp_path):
+    error = spec_error(tmp_path, "links.yaml", "source: nvlink-4}", "source: nvlink-5}")
+    assert (error.key, error.reason) == ("links.nvlink-4.bandwidth.source", "source 'nvlink-5' is not listed under 'sources'")
+
+
+def test_duplicate_key(tmp_path):
+    error = spec_error(tmp_path, "devices.yaml", "  mi300x:\n", "  b200:\n")
+    assert error.key == "devices.b200"
+    assert error.reason.startswith("given twice (lines ")
+
+
+def test_duplicate_field(tmp_path):
+    error = spec_error(tmp_path, "links.yaml", "    name: NVLink 4\n", "    name: NVLink 4\n    name: NVLink 5\n")
+    assert error.key == "links.nvlink-4.name"
+
+
+def test_invalid_yaml(tmp_path):
+    error = spec_error(tmp_path, "devices.yaml", "hbm_capacity: {value: 192, unit: GB, source: nvidia-b200}",
+                       "hbm_capacity: {value: 192, unit: GB, source: nvidia-b200")
+    assert error.key.startswith("line ")
+    assert error.reason.startswith("not valid YAML: ")
+
+
+def test_empty_file(tmp_path):
+    error = spec_error(tmp_path, "links.yaml", (CONFIG / "links.yaml").read_text(), "")
+    assert (error.key, error.reason) == ("", "the file is empty")
+
+
+def test_missing_file(tmp_path):
+    config = break_config(tmp_path, "links.yaml", "links:", "links:")
+    (config / "techniques.yaml").unlink()
+    with pytest.raises(SpecError) as caught:
+        load_everything(config)
+    assert (caught.value.file, caught.value.reason) == (str(config / "techniques.yaml"), "file not found")
+
+
+def test_bad_reported_value(tmp_path):
+    error = spec_error(tmp_path, "reported/literature.yaml", "source: kivi\n", "source: kivi-2\n")
+    assert error.key.startswith("values.")
+
+
+# ---- the workflow: one clean line, nothing written, nothing deleted -----------------------------------------------
+
+PREPOPULATED = "tables/derived/table1_kv_per_token.csv"
+
+
+def workflow_copy(folder: Path) -> Path:
+    """The Snakefile, workflow/, config/ and one table already built, in a temporary repository."""
+    root = folder / "repo"
+    root.mkdir()
+    shutil.copy2(REPO / "Snakefile", root / "Snakefile")
+    shutil.copytree(REPO / "workflow", root / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(CONFIG, root / "config")
+    (root / PREPOPULATED).parent.mkdir(parents=True)
+    shutil.copy2(REPO / PREPOPULATED, root / PREPOPULATED)
+    return root
+
+
+def file_hashes(root: Path) -> dict[str, str]:
+    """SHA-256 of every file under ``root``, Snakemake's own run log (.snakemake/) aside."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".snakemake" not in p.relative_to(root).parts
+    }
+
+
+@pytest.mark.parametrize(
+    "file, old, new, message",
+    [
+        ("devices.yaml", "value: 3.35, unit: TB/s", "value: -3.35, unit: TB/s",
+         "config/devices.yaml: devices.h100-sxm.hbm_bandwidth.value: must be > 0 (got -3.35)"),
+        ("models.yaml", "    n_layers: {value: 80, unit: count}\n", "    n_layers: {value: 80, unit: count\n",
+         "config/models.yaml: line "),
+        ("workloads.yaml", "device: b200", "device: b300", "config/workloads.yaml: evaluation.device: device 'b300' does not exist"),
+        ("config.yaml", "config_dir: config\n", "config_dir: config\nconfig_dir: config\n",
+         "config/config.yaml: config_dir: given twice (lines 3 and 4)"),
+    ],
+)
+def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, new, message):
+    root = workflow_copy(tmp_path)
+    path = root / "config" / file
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    before = file_hashes(root)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", "--directory", str(root), "--snakefile", str(root / "Snakefile")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"kvwall: bad input: {message}")
+    assert done.stdout == ""
+    assert file_hashes(root) == before

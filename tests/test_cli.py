@@ -1,0 +1,316 @@
+"""The kvwall command answers with the paper's numbers (SoK Tables 4, 5, 7, sections 1.2, 3.4), and fails cleanly."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kvwall import benchmark
+from kvwall.cli import main
+from kvwall.formats import kilo_tokens, tokens
+from kvwall.loader import load_catalog
+from kvwall.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND
+from kvwall.specs import EVIDENCE_CLASSES
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = str(REPO / "config")
+USER_SPECS = str(REPO / "tests" / "fixtures" / "user_specs.yaml")
+
+
+def run(capsys, *argv):
+    """Run `kvwall argv --config CONFIG` in-process; return (exit status, stdout, stderr)."""
+    status = main([*argv, "--config", CONFIG])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def run_json(capsys, *argv):
+    status, out, err = run(capsys, *argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+# ---- footprint: SoK Eq. 1, section 1.2, Table 5 KV column -----------------------------------------------------
+
+
+def test_footprint_llama_3_70b_at_128k(capsys):
+    status, out, _ = run(capsys, "footprint", "--model", "llama-3-70b", "--context", "128k")
+    assert status == 0
+    assert "327,680 B/token" in out
+    assert "41.9 GB" in out
+    assert "140.0 GB" in out
+    assert "SoK Eq. 1" in out
+
+
+@pytest.mark.parametrize("dtype, printed", [("bf16", "41.9"), ("int8", "21.0"), ("int4", "10.5"), ("int2", "5.2")])
+def test_footprint_kv_column_of_table5(capsys, dtype, printed):
+    answer = run_json(capsys, "footprint", "--model", "llama-3-70b", "--context", "128k", "--kv-dtype", dtype)
+    assert f"{answer['kv'][0]['kv_bytes']['value'] / 1e9:.1f}" == printed
+
+
+def test_footprint_of_a_million_tokens_is_328_gb(capsys):
+    """SoK section 1.2: one 10^6-token sequence holds 328 GB of KV."""
+    answer = run_json(capsys, "footprint", "--model", "llama-3-70b", "--context", "1M")
+    assert round(answer["kv"][0]["kv_bytes"]["value"] / 1e9) == 328
+
+
+@pytest.mark.parametrize("text, expected", [("131072", 131072), ("128k", 128_000), ("1M", 1_000_000), ("1e6", 1_000_000)])
+def test_context_forms(capsys, text, expected):
+    answer = run_json(capsys, "footprint", "--model", "llama-3-70b", "--context", text)
+    assert answer["context"]["value"] == expected
+    assert answer["context"]["evidence"] == "assumption"
+
+
+def test_footprint_json_names_each_class(capsys):
+    answer = run_json(capsys, "footprint", "--model", "llama-3-70b", "--kv-dtype", "bf16", "int4")
+    assert answer["weights"] == {**answer["weights"], "value": 140e9, "evidence": "derived"}
+    assert [row["kv_bytes_per_token"]["value"] for row in answer["kv"]] == [327_680, 81_920]
+    assert {row["kv_bytes_per_element"]["evidence"] for row in answer["kv"]} == {"assumption"}
+
+
+# ---- crossover: SoK Table 4 and the capacity crossover of section 3.4 ----------------------------------------------
+
+TABLE4 = {
+    "llama-3-8b": ["122.5k", "15.3k", "3.8k", "957", "479"],
+    "llama-3-70b": ["427.2k", "53.4k", "13.4k", "3.3k", "1.7k"],
+    "llama-3.1-405b": ["1.57M", "196.2k", "49.0k", "12.3k", "6.1k"],
+}
+
+
+def test_crossover_llama_3_70b_batch_32(capsys):
+    status, out, _ = run(capsys, "crossover", "--model", "llama-3-70b", "--batch", "32")
+    assert status == 0
+    assert "13.4k (13,351 tokens)" in out
+
+
+def test_crossover_llama_3_70b_batch_1(capsys):
+    status, out, _ = run(capsys, "crossover", "--model", "llama-3-70b", "--batch", "1")
+    assert status == 0
+    assert "427.2k" in out
+
+
+@pytest.mark.parametrize("model", sorted(TABLE4))
+def test_crossover_reproduces_table4(capsys, model):
+    answer = run_json(capsys, "crossover", "--model", model)
+    assert [row["batch"]["value"] for row in answer["rows"]] == [1, 8, 32, 128, 256]
+    assert [tokens(row["traffic_crossover"]["value"]) for row in answer["rows"]] == TABLE4[model]
+
+
+def test_capacity_crossovers_of_section_3_4(capsys):
+    """488k for Llama-3-8B on H100; 159k for Llama-3-70B on B200 and MI300X; negative on H100 and for 405B."""
+    def s_cap(model):
+        return run_json(capsys, "crossover", "--model", model, "--batch", "1")["rows"][0]["capacity_crossover"]
+
+    assert kilo_tokens(s_cap("llama-3-8b")["h100-sxm"]["value"]) == "488k"
+    seventy = s_cap("llama-3-70b")
+    assert [kilo_tokens(seventy[d]["value"]) for d in ("b200", "mi300x")] == ["159k", "159k"]
+    assert seventy["h100-sxm"]["value"] < 0
+    assert all(q["value"] < 0 for d, q in s_cap("llama-3.1-405b").items() if d in ("h100-sxm", "b200", "mi300x"))
+
+
+def test_capacity_crossover_shrinks_as_one_over_batch(capsys):
+    rows = run_json(capsys, "crossover", "--model", "llama-3-8b", "--device", "h100-sxm", "--batch", "1", "4")["rows"]
+    assert rows[0]["capacity_crossover"]["h100-sxm"]["value"] == pytest.approx(4 * rows[1]["capacity_crossover"]["h100-sxm"]["value"])
+
+
+# ---- regime: SoK sections 3.5 and 5.1, Tables 5 and 7, design rules of section 6.2 ---------------------------------
+
+
+def regime_answer(capsys, model, device, batch, context, *extra):
+    return run_json(capsys, "regime", "--model", model, "--device", device, "--batch", str(batch), "--context", context, *extra)
+
+
+@pytest.mark.parametrize(
+    "device, batch, expected",
+    [("b200", 1, WEIGHT_BOUND), ("b200", 32, KV_BOUND), ("h100-sxm", 1, CAPACITY_BOUND), ("h100-sxm", 32, CAPACITY_BOUND)],
+)
+def test_regime_of_llama_3_70b_at_128k(capsys, device, batch, expected):
+    assert regime_answer(capsys, "llama-3-70b", device, batch, "128k")["regime"] == expected
+
+
+def test_regime_text_names_the_regime_and_the_rules(capsys):
+    status, out, _ = run(capsys, "regime", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "1", "--context", "128k")
+    assert status == 0
+    assert "Regime: capacity-bound" in out
+    assert "cannot load" in out
+    assert "140.0 GB" in out and "80.0 GB" in out
+    assert sum(line.startswith(("  [x]", "  [ ]")) for line in out.splitlines()) == 8
+
+
+def test_regime_numbers_of_table5_at_128k(capsys):
+    """W1: 22.7 ms per step, AI 2.6, INT4 1.21x, 2-bit 1.25x (SoK Table 5, s = 128k)."""
+    numbers = regime_answer(capsys, "llama-3-70b", "b200", 1, "128k")["numbers"]
+    assert f"{numbers['step_time']['value'] * 1e3:.1f}" == "22.7"
+    assert f"{numbers['arithmetic_intensity']['value']:.1f}" == "2.6"
+    assert f"{numbers['speedup_int4']['value']:.2f}" == "1.21"
+    assert f"{numbers['speedup_int2']['value']:.2f}" == "1.25"
+    assert f"{numbers['ridge_point']['value']:.0f}" == "281"
+    assert tokens(numbers["traffic_crossover"]["value"]) == "427.2k"
+
+
+def test_regime_numbers_of_table5_at_512k(capsys):
+    """Above the crossover: 38.5 ms, AI 4.8, INT4 1.69x, 2-bit 1.91x, and the batch is sharded over two B200s."""
+    numbers = regime_answer(capsys, "llama-3-70b", "b200", 1, "512k")["numbers"]
+    assert f"{numbers['step_time']['value'] * 1e3:.1f}" == "38.5"
+    assert f"{numbers['arithmetic_intensity']['value']:.1f}" == "4.8"
+    assert [f"{numbers[k]['value']:.2f}" for k in ("speedup_int4", "speedup_int2")] == ["1.69", "1.91"]
+    assert f"{numbers['memory_needed']['value'] / 1e9:.1f}" == "307.8"
+    assert numbers["devices_needed"]["value"] == 2
+
+
+def test_two_bit_speedup_of_w2_is_table7(capsys):
+    """The same 2-bit cache: 1.25x in W1 (b = 1), 4.82x in W2 (b = 32) (SoK Table 7)."""
+    numbers = regime_answer(capsys, "llama-3-70b", "b200", 32, "128k")["numbers"]
+    assert f"{numbers['speedup_int2']['value']:.2f}" == "4.82"
+
+
+def test_pinned_pages_halve_the_b200_bandwidth(capsys):
+    striped = regime_answer(capsys, "llama-3-70b", "b200", 1, "128k")["numbers"]
+    pinned = regime_answer(capsys, "llama-3-70b", "b200", 1, "128k", "--placement", "pinned")["numbers"]
+    assert pinned["bandwidth"]["value"] == pytest.approx(striped["bandwidth"]["value"] / 2)
+    assert pinned["step_time"]["value"] > striped["step_time"]["value"]
+
+
+def test_design_rules_follow_the_regime(capsys):
+    def applies(device, batch):
+        rules = regime_answer(capsys, "llama-3-70b", device, batch, "128k")["design_rules"]
+        assert [r["number"] for r in rules] == list(range(1, 9))
+        return {r["number"] for r in rules if r["applies"]}
+
+    assert applies("b200", 1) == {1, 2, 3, 7, 8}  # below s*: do not compress; stripe the two dies
+    assert applies("b200", 32) == {1, 2, 4, 5, 6, 7, 8}  # above s*: quantize; 1.48 TB needs sharding
+    assert applies("h100-sxm", 1) == {1, 2, 3, 6, 8}  # weights exceed HBM; monolithic
+
+
+def test_every_json_number_has_exactly_one_evidence_class(capsys):
+    numbers = regime_answer(capsys, "llama-3-70b", "mi300x", 8, "64k")["numbers"]
+    assert numbers
+    for name, q in numbers.items():
+        assert q["evidence"] in EVIDENCE_CLASSES, name
+        assert isinstance(q["value"], float) and q["unit"] and q["basis"], name
+    assert numbers["hbm_capacity"]["evidence"] == "spec"
+
+
+# ---- user spec files (--specs) --------------------------------------------------------------------------------------
+
+
+def test_user_specs_add_a_device_and_a_model(capsys):
+    """Test-Model: 2 * 10 * 4 * 100 * 2 = 16,000 B/token, 20 GB of weights; s*(1) = 1.25M; s_cap = 80 GB / 16 kB = 5M."""
+    answer = run_json(capsys, "crossover", "--specs", USER_SPECS, "--model", "test-model", "--device", "test-accel", "--batch", "1")
+    row = answer["rows"][0]
+    assert row["traffic_crossover"]["value"] == pytest.approx(1.25e6)
+    assert row["capacity_crossover"]["test-accel"]["value"] == pytest.approx(5e6)
+    point = regime_answer(capsys, "test-model", "test-accel", 1, "128k", "--specs", USER_SPECS)
+    assert point["regime"] == WEIGHT_BOUND
+    assert point["numbers"]["hbm_capacity"]["basis"] == "kvwall test fixture: invented round numbers"
+
+
+def test_user_device_with_a_paper_model(capsys):
+    """Llama-3-70B's 140 GB of weights do not fit the 100 GB test accelerator."""
+    assert regime_answer(capsys, "llama-3-70b", "test-accel", 1, "8k", "--specs", USER_SPECS)["regime"] == CAPACITY_BOUND
+
+
+def _broken_specs(tmp_path, old, new):
+    text = Path(USER_SPECS).read_text()
+    assert old in text
+    path = tmp_path / "specs.yaml"
+    path.write_text(text.replace(old, new))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("hbm_bandwidth: {value: 5,", "hbm_bandwidth: {value: -5,", "devices.test-accel.hbm_bandwidth.value: must be > 0"),
+        ("  test-accel:", "  b200:", "devices.b200: id already defined in"),
+        ("unit: TB/s", "unit: TB/sec", "devices.test-accel.hbm_bandwidth.unit: unit 'TB/sec' is not understood"),
+        ("devices:", "links:", "links: unknown section"),
+        ("    n_layers: {value: 10, unit: count}\n", "", "models.test-model: missing required field 'n_layers'"),
+    ],
+)
+def test_bad_user_specs_give_one_clear_line(capsys, tmp_path, old, new, message):
+    path = _broken_specs(tmp_path, old, new)
+    status, out, err = run(capsys, "crossover", "--specs", path, "--model", "llama-3-70b")
+    assert status == 2
+    assert out == ""
+    assert err.startswith(f"kvwall: {path}: {message}")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_missing_user_specs_file(capsys, tmp_path):
+    status, _, err = run(capsys, "footprint", "--model", "llama-3-70b", "--specs", str(tmp_path / "nope.yaml"))
+    assert status == 2
+    assert err.strip() == f"kvwall: {tmp_path / 'nope.yaml'}: (top level): file not found"
+
+
+# ---- command-line mistakes ------------------------------------------------------------------------------------------
+
+
+def test_unknown_model_names_it_and_the_known_ids(capsys):
+    status, _, err = run(capsys, "footprint", "--model", "llama-4")
+    assert status == 2
+    assert "unknown model 'llama-4'" in err and "llama-3-70b" in err and "--specs" in err
+
+
+def test_unknown_device_names_it_and_the_known_ids(capsys):
+    status, _, err = run(capsys, "regime", "--model", "llama-3-70b", "--device", "b300", "--batch", "1", "--context", "8k")
+    assert status == 2
+    assert "unknown device 'b300'" in err and "b200, h100-sxm, h200-sxm, mi300x" in err
+
+
+def test_context_that_is_not_a_length(capsys):
+    status, _, err = run(capsys, "footprint", "--model", "llama-3-70b", "--context", "12q")
+    assert status == 2
+    assert err.startswith("kvwall: --context:")
+
+
+def test_outside_the_repository_asks_for_config(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["footprint", "--model", "llama-3-70b"]) == 2
+    assert "--config DIR" in capsys.readouterr().err
+
+
+def test_bad_config_directory_gives_file_key_reason(capsys, tmp_path):
+    config = tmp_path / "config"
+    shutil.copytree(CONFIG, config)
+    devices = config / "devices.yaml"
+    devices.write_text(devices.read_text().replace("value: 8.0, unit: TB/s", "value: 0, unit: TB/s"))
+    assert main(["footprint", "--model", "llama-3-70b", "--config", str(config)]) == 2
+    assert capsys.readouterr().err == f"kvwall: {devices}: devices.b200.hbm_bandwidth.value: must be > 0 (got 0)\n"
+
+
+def test_installed_script_answers_and_fails_cleanly(tmp_path):
+    """The `kvwall` entry point of the environment, run from the repository root."""
+    script = shutil.which("kvwall", path=str(Path(sys.executable).parent))
+    assert script is not None
+    done = subprocess.run([script, "crossover", "--model", "llama-3-70b", "--batch", "32", "--json"],
+                          cwd=REPO, capture_output=True, text=True, check=True)
+    assert tokens(json.loads(done.stdout)["rows"][0]["traffic_crossover"]["value"]) == "13.4k"
+    failed = subprocess.run([script, "regime", "--model", "nope", "--device", "b200", "--batch", "1", "--context", "1k"],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert failed.returncode == 2
+    assert "Traceback" not in failed.stderr
+    assert failed.stderr.startswith("kvwall: no config directory")
+
+
+# ---- benchmark helpers (no timing assertions) ----------------------------------------------------------------------
+
+
+def test_grid_throughput_is_positive_on_a_tiny_grid():
+    assert benchmark.grid_throughput(load_catalog(CONFIG), points=16, repeats=1) > 0
+
+
+def test_grid_agrees_with_the_operating_points(capsys):
+    catalog = load_catalog(CONFIG)
+    grid = benchmark.evaluate_grid(catalog, np.array([128_000.0, 128_000.0]), np.array([1.0, 32.0]))
+    assert list(grid["regime"]) == [WEIGHT_BOUND, KV_BOUND]
+    assert f"{grid['speedup'][1]:.2f}" == "4.82"
+
+
+def test_jobs_run_reads_the_job_stats_table():
+    log = "Building DAG of jobs...\nJob stats:\njob      count\n-------  -------\nall            1\ntable           9\naudit          1\ntotal         11\n\nSelect jobs\n"
+    assert benchmark.jobs_run(log) == 10
