@@ -312,5 +312,7 @@ def test_grid_agrees_with_the_operating_points(capsys):
 
 
 def test_jobs_run_reads_the_job_stats_table():
-    log = "Building DAG of jobs...\nJob stats:\njob      count\n-------  -------\nall            1\ntable           9\naudit          1\ntotal         11\n\nSelect jobs\n"
+    stats = "Job stats:\njob      count\n-------  -------\nall            1\ntable           9\naudit          1\ntotal         11\n\n"
+    log = f"Building DAG of jobs...\n{stats}Select jobs to execute...\n[...] 11 of 11 steps (100%) done\n{stats}"
     assert benchmark.jobs_run(log) == 10
+    assert benchmark.jobs_run("Nothing to be done (all requested files are present and up to date).") == 0

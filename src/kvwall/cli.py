@@ -232,11 +232,13 @@ def run_benchmark(args: argparse.Namespace) -> int:
     if args.json:
         _json({"command": "benchmark", "evidence": "measured", "result": result, "floor": result.floor, "targets": met})
         return 0
-    print(f"kvwall benchmark: {result.jobs} jobs on {result.cores} cores; all times measured on this machine")
-    print(f"  cold build (--forceall)   {result.cold_build:8.2f} s")
+    print(f"kvwall benchmark: {result.jobs} jobs, --cores {result.cores}, {result.parallelism} at once on this machine; "
+          "all values measured")
+    ratio = f"{result.cold_build / result.floor:.2f} x floor" if result.floor else "no jobs counted"
+    print(f"  cold build (--forceall)   {result.cold_build:8.2f} s  ({ratio})")
     print(f"  no-op rebuild             {result.noop_build:8.2f} s")
     print(f"  floor                     {result.floor:8.2f} s  ({result.import_time:.2f} s interpreter + imports "
-          f"x {result.jobs} jobs / {result.cores} cores)")
+          f"x {result.jobs} jobs / {result.parallelism})")
     print(f"  grid throughput           {result.grid_throughput:8.3g} points/s  ({result.grid_points:,} (s, b) points: "
           "AI, s*, regime, speedup)")
     print("Targets")
