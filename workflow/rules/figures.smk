@@ -1,2 +1,36 @@
-# Figures 1-8 (SVG, PDF, PNG under figures/).
-FIGURE_ARTIFACTS = []
+# Figures 1-8 (SVG, PDF, PNG under figures/): one job per figure, each drawn by its module in kvwall.figures from the
+# same model functions the tables use, with its caption in workflow/report/.
+from kvwall.figures import FIGURES
+
+FIGURE_FORMATS = ("svg", "pdf", "png")
+FIGURE_ARTIFACTS = expand("figures/{figure}.{ext}", figure=FIGURES, ext=FIGURE_FORMATS)
+
+for figure_name, figure_entry in FIGURES.items():
+
+    rule:
+        name:
+            f"figure_{figure_name}"
+        input:
+            SPEC_INPUTS,
+            REPORTED_INPUTS,
+            KVWALL_CODE,
+            "config/config.yaml",
+            "matplotlibrc",
+            "workflow/scripts/figure.py",
+        output:
+            svg=report(
+                f"figures/{figure_name}.svg",
+                caption=f"../report/{figure_name}.rst",
+                category="Figures",
+                labels={"figure": figure_entry.title, "evidence": figure_entry.evidence},
+            ),
+            pdf=f"figures/{figure_name}.pdf",
+            png=f"figures/{figure_name}.png",
+        params:
+            figure=figure_name,
+        log:
+            f"logs/figures/{figure_name}.log",
+        conda:
+            "../envs/kvwall.yaml"
+        script:
+            "../scripts/figure.py"

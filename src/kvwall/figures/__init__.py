@@ -18,12 +18,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class FigureEntry:
-    """One figure: the module that draws it, its title, its evidence classes and whether it quotes reported values."""
+    """One figure: the module that draws it, its title and the evidence classes it shows."""
 
     module: str
     title: str
     evidence: str
-    reads_reported: bool = False
 
 
 FIGURES: dict[str, FigureEntry] = {
@@ -33,9 +32,7 @@ FIGURES: dict[str, FigureEntry] = {
     "fig4_regime_map": FigureEntry("regime_map", "Three-regime map per model and device", "derived"),
     "fig5_speedup": FigureEntry("speedup", "Decode speedup against context per compression factor", "derived"),
     "fig6_placement": FigureEntry("placement", "Long-context token-rate ceiling, striped against pinned pages", "derived"),
-    "fig7_speed_quality": FigureEntry(
-        "speed_quality", "Speed-quality plane of the lossy domains", "derived speedup, reported quality", reads_reported=True
-    ),
+    "fig7_speed_quality": FigureEntry("speed_quality", "Speed-quality plane of the lossy domains", "derived speed, reported quality"),
     "fig8_reuse": FigureEntry("reuse", "W4 reuse: recompute against fetch", "derived"),
 }
 

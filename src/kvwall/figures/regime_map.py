@@ -44,14 +44,19 @@ def _regions(bounds: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.nd
     return {WEIGHT_BOUND: (np.full_like(s_cap, low), kv_floor), KV_BOUND: (kv_floor, s_cap), CAPACITY_BOUND: (s_cap, np.full_like(s_cap, high))}
 
 
+#: Where each regime is named: the fraction along the batch axis, away from the workload markers at 128k.
+_LABEL_AT = {WEIGHT_BOUND: 0.22, KV_BOUND: 0.8, CAPACITY_BOUND: 0.5}
+
+
 def _label_regions(ax, regions: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-    """Name each regime where its band is widest, if it is wide enough to hold the name."""
+    """Name each regime inside its band, where the band is wide enough (in decades of context) to hold the name."""
     for name, (lower, upper) in regions.items():
-        widths = np.log10(upper / lower)
-        i = int(np.argmax(widths))
-        if widths[i] > 0.8:
-            ax.text(BATCHES[i], np.sqrt(lower[i] * upper[i]), name, fontsize=6.5, ha="right" if i > len(BATCHES) // 2 else "left",
-                    va="center", color="#333333", style="italic")
+        i = int(_LABEL_AT[name] * (len(BATCHES) - 1))
+        if np.log10(upper[i] / lower[i]) < 0.5:
+            continue
+        y = upper[i] / 2.5 if name == CAPACITY_BOUND else np.sqrt(lower[i] * upper[i])
+        ax.text(BATCHES[i], y, name, fontsize=6.5, ha="center", va="top" if name == CAPACITY_BOUND else "center",
+                color="#333333", style="italic")
 
 
 def _workload_groups(catalog: Catalog) -> dict[tuple[int, float], list[str]]:

@@ -28,6 +28,9 @@ _METADATA = {
 #: Colours for series keyed by catalogue order (devices, models, batches, links).
 SERIES_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
 
+#: Colours of the two evidence classes a figure may put side by side (derived here, reported by others).
+EVIDENCE_COLORS = {"derived": "#1f4e79", "reported": "#b35806"}
+
 #: Shading of the three regimes (SoK sections 3.5, 5.1).
 REGIME_COLORS = {"weight-bound": "#c6dbef", "kv-bound": "#fdd0a2", "capacity-bound": "#d9d9d9"}
 
