@@ -228,6 +228,6 @@ def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, ne
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith(f"kvwall: bad input: {message}")
-    assert done.stdout == ""
+    assert lines[0].startswith(f"kvwall: bad input: {message}"), done.stderr
+    assert done.stdout == "", done.stdout
     assert file_hashes(root) == before
