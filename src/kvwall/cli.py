@@ -203,7 +203,11 @@ def regime(args: argparse.Namespace) -> int:
         return 0
     ai, ridge = point.arithmetic_intensity.value, point.ridge_point.value
     print(f"{model.name} on {device.name} ({placement} pages), batch {args.batch}, context {tokens(context)}")
-    print(f"Regime: {point.regime} (derived); AI {ai:.1f} FLOP/B is {ridge / ai:.0f}x below the ridge {ridge:.0f} FLOP/B")
+    roofline = f"{ridge / ai:.0f}x below the ridge" if ai < ridge else "above the ridge, compute-bound at"
+    print(f"Regime: {point.regime} (derived); AI {ai:.1f} FLOP/B is {roofline} {ridge:.0f} FLOP/B")
+    if point.devices_needed.value > 1:
+        print(f"Capacity: {_show(point.memory_needed)} of weights and KV against {_show(point.hbm_capacity)} per "
+              f"{device.name}: sharded over {point.devices_needed.value:g} devices (derived)")
     print()
     for name, q in point.numbers().items():
         print(_line(_POINT_LABELS[name], q))
