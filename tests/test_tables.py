@@ -60,8 +60,9 @@ def test_table7_as_printed(catalog, selections):
 def test_table6_binding_constraint_is_derived(catalog, selections):
     rows = {r["workload_id"]: r for r in ARTIFACTS["derived/table6_workloads"](catalog, selections).rows}
     assert rows["W1"]["traffic_side"] == "weight-dominated" and rows["W1"]["regime"] == "weight-bound"
-    assert rows["W2"]["traffic_side"] == "KV-dominated" and rows["W2"]["devices_needed"] == 8
-    assert rows["W3"]["regime"] == "capacity-bound"
+    assert rows["W2"]["traffic_side"] == "KV-dominated" and rows["W2"]["regime"] == "kv-bound"
+    assert rows["W2"]["devices_needed"] == 8  # 140 GB of weights and 1,342 GB of KV over 192 GB
+    assert rows["W3"]["devices_needed"] == 2  # the prefix stored once: 140 + 115.3 GB
 
 
 def test_table8_sum_row_equals_the_closed_form(catalog, selections):

@@ -28,9 +28,12 @@ def capacity_crossover(
 
 
 def regime(context: ArrayLike, traffic_crossover_tokens: ArrayLike, capacity_crossover_tokens: ArrayLike) -> np.ndarray:
-    """Weight-bound below s*, KV-bound between s* and s_cap, capacity-bound above s_cap (SoK sections 3.5, 5.1).
+    """Weight-bound below s*(b), KV-bound between s*(b) and s_cap, capacity-bound above s_cap (SoK sections 3.5, 5.1).
 
-    Capacity binds first: a context above s_cap (or any context where s_cap < 0) is capacity-bound whatever s* is.
+    ``capacity_crossover_tokens`` is s_cap of one sequence (b = 1): above it not even one sequence fits beside the
+    weights and "batching itself is impossible" (section 3.5). A batch that outgrows one device below s_cap is
+    realized by sharding (Table 5 caption) and stays in its traffic regime. Capacity binds first: a context above
+    s_cap (or any context where s_cap < 0) is capacity-bound whatever s* is.
     """
     s = np.asarray(context, dtype=float)
     s_star = np.asarray(traffic_crossover_tokens, dtype=float)

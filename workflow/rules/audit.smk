@@ -4,7 +4,7 @@ AUDIT_ARTIFACTS = expand("tables/audit/reproduction.{ext}", ext=("csv", "md", "t
 
 rule audit:
     input:
-        printed="config/paper/printed.yaml",
+        printed=PRINTED_NUMBERS,
         tables=expand("tables/{artifact}.csv", artifact=sorted(a for a in ARTIFACTS if a.startswith("derived/"))),
         code=KVWALL_CODE,
     output:

@@ -6,6 +6,7 @@ import sys
 from kvwall.loader import SPEC_FILES, SpecError, load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.reported import load_reported
 
+PRINTED_NUMBERS = "config/paper/printed.yaml"
 CONFIG_FILE = workflow.configfiles[0] if workflow.configfiles else "config/config.yaml"
 
 try:
@@ -15,6 +16,7 @@ try:
     CATALOG = load_catalog(config["config_dir"])
     SELECTIONS = load_workflow_config(config, CATALOG, CONFIG_FILE)
     load_reported(CATALOG.files["reported"])
+    validate(read_yaml(PRINTED_NUMBERS), "printed", PRINTED_NUMBERS)
 except SpecError as error:
     sys.exit(f"kvwall: bad input: {error}")
 

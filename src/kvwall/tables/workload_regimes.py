@@ -18,32 +18,34 @@ def _traffic_side(context: float, s_star: float) -> str:
 
 
 def workloads(catalog: Catalog, selections: dict) -> Table:
-    """Each workload's s*(b) and s_cap(b) on the evaluation device, its regime, and the devices its bytes need."""
+    """Each workload's s*(b) and s_cap on the evaluation device, its regime, and the devices its bytes need."""
     a, model, device = catalog.assumptions, catalog.model, catalog.device
     per_token = kv_bytes_per_token(model, a.kv_bytes_per_element)
     resident = resident_weight_bytes(model, a.weight_bytes_per_param)
     rows = []
     for w in catalog.workloads.values():
         s_star = float(traffic_crossover(step_weight_bytes(model, a.weight_bytes_per_param, w.batch), per_token, w.batch))
-        s_cap = float(capacity_crossover(device.hbm_capacity, resident, per_token, w.batch))
+        s_cap = float(capacity_crossover(device.hbm_capacity, resident, per_token))
         tokens = float(stored_tokens(w.batch, w.shared_prefix, w.context - w.shared_prefix)) if w.shared_prefix else w.batch * w.context
         devices = math.ceil((resident + tokens * per_token) / device.hbm_capacity)
         side = _traffic_side(w.context, s_star)
         binding = f"{w.objective[0].upper()}{w.objective[1:]}, {side}"
         if devices > 1:
-            binding += f"; capacity-bound on one {device.name} ({devices} needed)"
+            binding += f"; the batch outgrows one {device.name} ({devices} needed)"
         rows.append({
             "workload_id": w.id.upper(), "pattern": w.pattern, "batch": w.batch, "context": w.context,
             "traffic_crossover": s_star, "traffic_side": side, "capacity_crossover": s_cap,
+            "batch_capacity_crossover": s_cap / w.batch,
             "regime": str(regime(w.context, s_star, s_cap)), "devices_needed": devices, "binding_constraint": binding,
         })
     return Table(
         id="table6_workloads",
         title=f"Table 6. Benchmark workloads and their binding constraint, {model.name} on {device.name}",
         caption="W1 and W2 isolate the batch-size lever, W3 prefix sharing, W4 reuse across sessions. Traffic: "
-        "weight-dominated below s*(b), KV-dominated above. Regime on one device: weight-bound below s*(b), kv-bound "
-        "between s*(b) and s_cap(b), capacity-bound above s_cap(b) (SoK sections 3.5, 5.1). Devices needed: weights "
-        "plus stored KV (prefix stored once in W3) over one device's HBM.",
+        "weight-dominated below s*(b), KV-dominated above. Regime: weight-bound below s*(b), kv-bound between s*(b) and "
+        "s_cap, capacity-bound above s_cap, the context at which one sequence no longer fits beside the weights (SoK "
+        "sections 3.5, 5.1). A batch longer than s_cap(b) = s_cap / b outgrows one device and is sharded (Table 5 "
+        "caption); devices needed: weights plus stored KV (prefix stored once in W3) over one device's HBM.",
         columns=(
             Column("workload_id", "ID"),
             Column("pattern", "Pattern"),
@@ -51,8 +53,9 @@ def workloads(catalog: Catalog, selections: dict) -> Table:
             Column("context", "s", fmt="context"),
             Column("traffic_crossover", "s*(b)", "derived", "tokens", "tokens"),
             Column("traffic_side", "Traffic", "derived"),
-            Column("capacity_crossover", "s_cap(b)", "derived", "capacity_tokens", "tokens"),
-            Column("regime", "Regime on one device", "derived"),
+            Column("capacity_crossover", "s_cap", "derived", "capacity_tokens", "tokens"),
+            Column("batch_capacity_crossover", "s_cap(b)", "derived", "capacity_tokens", "tokens"),
+            Column("regime", "Regime", "derived"),
             Column("devices_needed", "Devices needed", "derived", "int", "count"),
             Column("binding_constraint", "Binding constraint", "derived"),
         ),
