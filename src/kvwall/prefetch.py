@@ -60,8 +60,9 @@ class Timeline:
 
     @property
     def link_utilization(self) -> float:
-        """Fraction of the step the link spends moving bytes: the average rate over the link bandwidth."""
-        return float(np.sum(self.sizes)) / self.bandwidth / self.step_time
+        """Average rate over the link bandwidth: busy time over the step plus any lead the link had before it."""
+        lead = max(0.0, -float(self.link_start.min(initial=0.0)))
+        return float(np.sum(self.sizes)) / self.bandwidth / (self.step_time + lead)
 
 
 def simulate(

@@ -54,14 +54,14 @@ class EconomicsSpec:
 
 @dataclass(frozen=True)
 class TierSpecs:
-    """Every tier input: links, the tier, scenarios, the economics setup and the scenario Figure 3.1's timeline shows."""
+    """Every tier input: links, the tier, scenarios, the economics setup and what the tier figures show."""
 
     links: Mapping[str, TierLink]
     capacity: float
     latency: float
     scenarios: Mapping[str, ScenarioSpec]
     economics: EconomicsSpec
-    figure_scenario: str
+    figure: Mapping[str, str]  # role -> scenario or link id (config/tiers.yaml figure)
     weight_bytes_per_param: float
     kv_bytes_per_element: float
     compute_precision: str
@@ -179,7 +179,9 @@ def load_tiers(path: str | Path, catalog: Catalog) -> TierSpecs:
     for scenario in scenarios.values():
         if scenario.prefetch.depth > scenario.model.n_layers:
             raise SpecError(file, f"scenarios.{scenario.id}.prefetch.depth", f"exceeds the {scenario.model.n_layers} layers of {scenario.model.name}")
-    figure_scenario = _pick(scenarios, document["figure"]["scenario"], file, "figure.scenario", f"{file} scenarios").id
+    for role, item_id in document["figure"].items():
+        collection, where = (links, "links") if role.endswith("_link") else (scenarios, "scenarios")
+        _pick(collection, item_id, file, f"figure.{role}", f"{file} {where}")
     prov = {"tier.capacity": quantity(document["tier"]["capacity"], "tier.capacity", "bytes"),
             "tier.latency": quantity(document["tier"]["latency"], "tier.latency", "s")}
     a = catalog.assumptions
@@ -189,7 +191,7 @@ def load_tiers(path: str | Path, catalog: Catalog) -> TierSpecs:
         latency=prov["tier.latency"].value,
         scenarios=MappingProxyType(scenarios),
         economics=_economics(document["economics"], catalog, links, quantity, file),
-        figure_scenario=figure_scenario,
+        figure=MappingProxyType(dict(document["figure"])),
         weight_bytes_per_param=a.weight_bytes_per_param,
         kv_bytes_per_element=a.kv_bytes_per_element,
         compute_precision=a.compute_precision,

@@ -1,2 +1,71 @@
 # CANONICAL-NUMBERS.md, its machine-readable twin, and the four-constraints figures.
-CANONICAL_ARTIFACTS = []
+from kvwall.canonical_build import table_paths
+
+TIER_FIGURES = ("fig3_1_four_constraints", "tier_sustainability_vs_hiding")
+CANONICAL_ARTIFACTS = [
+    "CANONICAL-NUMBERS.md",
+    "canonical-numbers.json",
+    *expand("figures/{figure}.{ext}", figure=TIER_FIGURES, ext=("svg", "pdf", "png")),
+]
+# Measurement tables committed under tables/measured/ (rendered from data/measured/), found when the workflow is read.
+COMMITTED_MEASURED_TABLES = sorted(glob.glob("tables/measured/*.md"))
+
+
+rule canonical_numbers:
+    input:
+        SPEC_INPUTS,
+        REPORTED_INPUTS,
+        KVWALL_CODE,
+        tiers="config/tiers.yaml",
+        tables=list(table_paths().values()),
+        measured=COMMITTED_MEASURED_TABLES,
+        template="src/kvwall/templates/canonical-numbers.md.j2",
+        script="workflow/scripts/canonical_numbers.py",
+    output:
+        md="CANONICAL-NUMBERS.md",
+        json="canonical-numbers.json",
+    log:
+        "logs/canonical/numbers.log",
+    conda:
+        "../envs/kvwall.yaml"
+    script:
+        "../scripts/canonical_numbers.py"
+
+
+rule canonical_figure_constraints:
+    input:
+        SPEC_INPUTS,
+        KVWALL_CODE,
+        "matplotlibrc",
+        numbers="canonical-numbers.json",
+        tiers="config/tiers.yaml",
+        script="workflow/scripts/canonical_figure_constraints.py",
+    output:
+        svg="figures/fig3_1_four_constraints.svg",
+        pdf="figures/fig3_1_four_constraints.pdf",
+        png="figures/fig3_1_four_constraints.png",
+    log:
+        "logs/canonical/fig3_1_four_constraints.log",
+    conda:
+        "../envs/kvwall.yaml"
+    script:
+        "../scripts/canonical_figure_constraints.py"
+
+
+rule canonical_figure_timeline:
+    input:
+        SPEC_INPUTS,
+        KVWALL_CODE,
+        "matplotlibrc",
+        tiers="config/tiers.yaml",
+        script="workflow/scripts/canonical_figure_timeline.py",
+    output:
+        svg="figures/tier_sustainability_vs_hiding.svg",
+        pdf="figures/tier_sustainability_vs_hiding.pdf",
+        png="figures/tier_sustainability_vs_hiding.png",
+    log:
+        "logs/canonical/tier_sustainability_vs_hiding.log",
+    conda:
+        "../envs/kvwall.yaml"
+    script:
+        "../scripts/canonical_figure_timeline.py"

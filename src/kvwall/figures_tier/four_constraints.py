@@ -1,0 +1,143 @@
+"""Figure 3.1: the four constraints on KV state and what a memory tier does to each (CANONICAL-NUMBERS §4/§5).
+
+The path a KV byte takes (memory tier -> HBM -> attention kernel) with the four constraints marked where they bind:
+capacity RELIEVED, HBM-side bandwidth UNCHANGED, tier-ingress bandwidth CREATED, transfer latency CREATED. Every
+number on it is quoted from canonical-numbers.json by id, with the class the canonical numbers give it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import Mapping
+
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
+
+from kvwall.figures.style import new_figure
+
+STATUS_COLORS = {"RELIEVED": "#2ca02c", "UNCHANGED": "#7f7f7f", "CREATED": "#d62728"}
+FOOTER = "Analytical model — CANONICAL-NUMBERS.md §4/§5"
+
+
+@dataclass(frozen=True)
+class Card:
+    """One constraint: its name, what a tier does to it, where it binds, and the canonical numbers that show it."""
+
+    name: str
+    status: str
+    statement: str
+    evidence: str
+    quote: str
+
+
+def quoted_ids(figure: Mapping[str, str]) -> dict[str, str]:
+    """The canonical-number ids the figure quotes, by role, for the scenarios and links config/tiers.yaml names."""
+    capacity, ingress, ingress_link = figure["capacity"], figure["ingress"], figure["ingress_link"]
+    hiding, hiding_link = figure["hiding"], figure["hiding_link"]
+    return {
+        "seq_without": f"s5.capacity.{capacity}.sequences-without",
+        "seq_with": f"s5.capacity.{capacity}.sequences-with",
+        "context": f"s5.scenario.{capacity}.context",
+        "tier_capacity": "s5.tier.capacity",
+        "slope_hf": "s1.fit.hf-sdpa.slope",
+        "slope_vllm": "s1.fit.vllm-fa2.slope",
+        "slope_apart": "s5.slope-difference",
+        "max_fraction": f"s5.ingress.{ingress}.{ingress_link}.max-fraction",
+        "ingress_link": f"s5.link.{ingress_link}",
+        "ingress_step": f"s5.hbm.{ingress}.step-time",
+        "hiding_required": f"s5.ingress.{hiding}.{hiding_link}.required",
+        "hiding_link": f"s5.link.{hiding_link}",
+        "hiding_late": f"s5.simulation.{hiding}.{hiding_link}.stalled",
+        "hiding_transfers": f"s5.hiding.{hiding}.{hiding_link}.transfers",
+        "hiding_stall": f"s5.simulation.{hiding}.{hiding_link}.stall",
+        "hiding_utilization": f"s5.simulation.{hiding}.{hiding_link}.utilization",
+    }
+
+
+def cards(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> tuple[Card, ...]:
+    """The four cards, their numbers quoted (display strings) from the canonical numbers."""
+    q = {role: numbers[number_id]["display"] for role, number_id in quoted_ids(figure).items()}
+    return (
+        Card("Capacity", "RELIEVED", "HBM cannot hold the KV of every sequence you want resident. This is what a tier is for.",
+             "derived",
+             f"{figure['capacity']}: {q['seq_without']} → {q['seq_with']} sequences of {q['context']} resident "
+             f"with a {q['tier_capacity']} tier."),
+        Card("HBM-side bandwidth", "UNCHANGED", "Attention re-reads the active KV out of HBM at every decode step, "
+             "wherever that KV waits between steps.", "reported",
+             f"KV slopes {q['slope_hf']} against {q['slope_vllm']}, {q['slope_apart']} apart across two frameworks "
+             "(reported, GB10 LPDDR5X): the kernel does not fix it, nor does capacity behind HBM."),
+        Card("Tier-ingress bandwidth", "CREATED", "KV behind the link must cross it fast enough to feed attention: "
+             "an aggregate rate over the whole decode set (sustainability).", "derived",
+             f"{figure['ingress']}: at most {q['max_fraction']} of the active KV can sit behind a {q['ingress_link']} link "
+             f"without slowing a {q['ingress_step']} step."),
+        Card("Transfer latency", "CREATED", "Each transfer must arrive before the layer that needs it (hiding): per "
+             "transfer, independent of the aggregate rate.", "derived",
+             f"{figure['hiding']} at {q['hiding_link']}: {q['hiding_required']} needed, so the rate holds, yet "
+             f"{q['hiding_late']} of {q['hiding_transfers']} transfers arrive late: {q['hiding_stall']} of stalls at "
+             f"{q['hiding_utilization']} link use."),
+    )
+
+
+def _box(axis, x: float, y: float, width: float, height: float, title: str, subtitle: str, color: str) -> None:
+    axis.add_patch(FancyBboxPatch((x, y), width, height, boxstyle="round,pad=0.004,rounding_size=0.012",
+                                  facecolor=color, edgecolor="#404040", linewidth=0.8))
+    axis.text(x + width / 2, y + height * 0.64, title, ha="center", va="center", fontsize=9, weight="bold")
+    axis.text(x + width / 2, y + height * 0.3, subtitle, ha="center", va="center", fontsize=7)
+
+
+def _badge(axis, x: float, y: float, mark: str, name: str, status: str) -> None:
+    axis.text(x, y, f"{mark} {name}", ha="left", va="center", fontsize=7.5, weight="bold", color=STATUS_COLORS[status])
+    axis.text(x + 0.012, y - 0.028, status, ha="left", va="center", fontsize=6.5, color="white", weight="bold",
+              bbox={"boxstyle": "round,pad=0.25", "facecolor": STATUS_COLORS[status], "edgecolor": "none"})
+
+
+def _flow(axis) -> None:
+    axis.text(0.03, 0.86, "The path a KV byte takes", fontsize=8.5, weight="bold")
+    left, width, height = 0.03, 0.17, 0.11
+    _box(axis, left, 0.68, width, height, "Memory tier (CXL)", "capacity behind HBM", "#e5f5e0")
+    _box(axis, left, 0.40, width, height, "HBM", "what attention reads from", "#deebf7")
+    _box(axis, left, 0.12, width, height, "Attention kernel", "re-reads the active KV every step", "#f0f0f0")
+    for top, bottom, text in ((0.68, 0.51, "tier boundary (link)"), (0.40, 0.23, "")):
+        axis.annotate("", xy=(left + width / 2, bottom + 0.005), xytext=(left + width / 2, top - 0.005),
+                      arrowprops={"arrowstyle": "-|>", "color": "#404040", "linewidth": 1.2})
+        axis.text(left + width / 2 + 0.008, (top + bottom) / 2, text, fontsize=6.5, va="center", style="italic")
+    _badge(axis, 0.215, 0.745, "✓", "Capacity", "RELIEVED")
+    _badge(axis, 0.215, 0.625, "+", "Tier-ingress bandwidth", "CREATED")
+    _badge(axis, 0.215, 0.555, "+", "Transfer latency", "CREATED")
+    _badge(axis, 0.215, 0.315, "=", "HBM-side bandwidth", "UNCHANGED")
+
+
+def _cards(axis, items: tuple[Card, ...]) -> None:
+    axis.text(0.43, 0.86, "What a tier does to each constraint", fontsize=8.5, weight="bold")
+    top, height, gap = 0.83, 0.175, 0.012
+    for i, card in enumerate(items):
+        y = top - (i + 1) * height - i * gap
+        color = STATUS_COLORS[card.status]
+        axis.add_patch(FancyBboxPatch((0.43, y), 0.55, height, boxstyle="round,pad=0.004,rounding_size=0.01",
+                                      facecolor="white", edgecolor=color, linewidth=1.0))
+        axis.text(0.445, y + height - 0.025, card.name, fontsize=8.5, weight="bold", va="center")
+        axis.text(0.965, y + height - 0.025, card.status, fontsize=6.5, weight="bold", color="white", ha="right", va="center",
+                  bbox={"boxstyle": "round,pad=0.25", "facecolor": color, "edgecolor": "none"})
+        axis.text(0.445, y + height - 0.06, textwrap.fill(card.statement, 100), fontsize=7, va="top")
+        axis.text(0.445, y + 0.012, textwrap.fill(f"{card.quote} [{card.evidence}]", 104), fontsize=6.8, va="bottom",
+                  color="#303030", style="italic")
+
+
+def draw(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> Figure:
+    """Figure 3.1 from the canonical numbers (by id) and the scenario roles of config/tiers.yaml."""
+    fig = new_figure(10.0, 6.4)
+    axis = fig.add_subplot()
+    axis.set_axis_off()
+    axis.set_xlim(0, 1)
+    axis.set_ylim(0, 1)
+    axis.text(0.03, 0.965, "Figure 3.1 · Four constraints on KV state, and what a memory tier does to each",
+              fontsize=11, weight="bold", va="top")
+    axis.text(0.03, 0.915, "They bind independently; a tier moves only one of them, and creates two that did not exist before it.",
+              fontsize=8, va="top", color="#404040")
+    _flow(axis)
+    _cards(axis, cards(numbers, figure))
+    axis.text(0.03, 0.035, "A tier turns the capacity wall into a data-movement wall: sustainability (the aggregate rate) and "
+              "hiding (each transfer's deadline) are separate conditions.", fontsize=7.5, va="bottom")
+    axis.text(0.98, 0.0, FOOTER, fontsize=7, ha="right", va="bottom", color="#606060")
+    return fig
