@@ -1,6 +1,10 @@
-"""Figure 4: the three-regime map per model and device (SoK sections 3.4-3.5, 5.1): the traffic crossover s*(b) and
-the capacity crossover s_cap(b) over (batch, context), the weight-bound, KV-bound and capacity-bound regions shaded,
-and the workloads W1-W4 (Table 6) placed in their regimes."""
+"""Figure 4: the three-regime map per model and device (SoK sections 3.4-3.5, 5.1) over (batch, context).
+
+The traffic crossover s*(b) separates weight-bound from KV-bound steps; above the capacity crossover s_cap of one
+sequence not even one sequence fits beside the weights (capacity-bound). Between s_cap(b) = s_cap / b and s_cap the
+batch outgrows one device and is sharded (SoK Table 5 caption), staying in its traffic regime. The workloads W1-W4
+(Table 6) are marked.
+"""
 
 from __future__ import annotations
 
@@ -21,18 +25,22 @@ from kvwall.specs import Device, Model
 BATCHES = np.geomspace(1, 256, 120)
 CONTEXT_RANGE = (1e2, 1e7)
 
+#: Where each regime is named: the fraction along the batch axis, away from the workload markers at 128k.
+_LABEL_AT = {WEIGHT_BOUND: 0.22, KV_BOUND: 0.8, CAPACITY_BOUND: 0.5}
+
 
 def crossovers(catalog: Catalog, model: Model, device: Device, batches=BATCHES) -> dict[str, np.ndarray]:
-    """s*(b) = P w_p / (b 2 L n_kv d_h w_kv) and s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv) (SoK section 3.4).
-
-    s* uses the weights a step reads (the experts a batch touches, for MoE); s_cap every resident weight.
-    """
+    """s*(b) = P w_p / (b 2 L n_kv d_h w_kv), s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv) and s_cap = s_cap(1)
+    (SoK section 3.4). s* uses the weights a step reads (the experts a batch touches, for MoE); s_cap every resident
+    weight."""
     a = catalog.assumptions
     per_token = kv_bytes_per_token(model, a.kv_bytes_per_element)
+    resident = resident_weight_bytes(model, a.weight_bytes_per_param)
     b = np.asarray(batches, dtype=float)
     return {
         "traffic": traffic_crossover(step_weight_bytes(model, a.weight_bytes_per_param, b), per_token, b),
-        "capacity": capacity_crossover(device.hbm_capacity, resident_weight_bytes(model, a.weight_bytes_per_param), per_token, b),
+        "batch_capacity": capacity_crossover(device.hbm_capacity, resident, per_token, b),
+        "capacity": np.full_like(b, float(capacity_crossover(device.hbm_capacity, resident, per_token))),
     }
 
 
@@ -42,10 +50,6 @@ def _regions(bounds: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.nd
     s_cap = np.clip(bounds["capacity"], low, high)
     kv_floor = np.clip(np.minimum(bounds["traffic"], s_cap), low, high)
     return {WEIGHT_BOUND: (np.full_like(s_cap, low), kv_floor), KV_BOUND: (kv_floor, s_cap), CAPACITY_BOUND: (s_cap, np.full_like(s_cap, high))}
-
-
-#: Where each regime is named: the fraction along the batch axis, away from the workload markers at 128k.
-_LABEL_AT = {WEIGHT_BOUND: 0.22, KV_BOUND: 0.8, CAPACITY_BOUND: 0.5}
 
 
 def _label_regions(ax, regions: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
@@ -67,34 +71,40 @@ def _workload_groups(catalog: Catalog) -> dict[tuple[int, float], list[str]]:
     return groups
 
 
-def _shade(ax, regions: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+def _panel(ax, catalog: Catalog, model: Model, device: Device) -> None:
+    bounds = crossovers(catalog, model, device)
+    regions = _regions(bounds)
     for name, (lower, upper) in regions.items():
         ax.fill_between(BATCHES, lower, upper, color=REGIME_COLORS[name], linewidth=0, gid=f"region {name}")
+    ax.plot(BATCHES, bounds["traffic"], color="black", linewidth=1.0, gid=f"traffic {model.id} {device.id}")
+    if bounds["capacity"][0] > 0:
+        low, s_cap = CONTEXT_RANGE[0], bounds["capacity"]
+        sharded_from = np.clip(bounds["batch_capacity"], low, s_cap)
+        ax.fill_between(BATCHES, sharded_from, s_cap, facecolor="none", edgecolor="#555555", hatch="..", linewidth=0,
+                        gid=f"sharded {model.id} {device.id}")
+        ax.plot(BATCHES, s_cap, color="black", linestyle="--", linewidth=1.0, gid=f"capacity {model.id} {device.id}")
+        ax.plot(BATCHES, bounds["batch_capacity"], color="#555555", linestyle=":", linewidth=1.0,
+                gid=f"batch capacity {model.id} {device.id}")
+        _label_regions(ax, regions)
+    else:
+        ax.text(0.5, 0.3, "weights exceed HBM:\ncannot be loaded", transform=ax.transAxes, ha="center", va="center",
+                fontsize=6.5, style="italic")
+    for (batch, context), names in _workload_groups(catalog).items():
+        ax.plot(batch, context, marker="o", markersize=3.5, color="black", linestyle="none",
+                gid=f"{'+'.join(names)} {model.id} {device.id}")
+        ax.annotate(", ".join(names), (batch, context), xytext=(4, 3), textcoords="offset points", fontsize=6)
 
 
 def draw(inputs: FigureInputs) -> Figure:
     catalog = inputs.catalog
     model_ids = list(inputs.selections["table4_models"])
     device_ids = list(inputs.selections["capacity_devices"])
-    fig = new_figure(2.45 * len(device_ids) + 0.4, 2.2 * len(model_ids) + 0.6)
+    fig = new_figure(2.45 * len(device_ids) + 0.4, 2.2 * len(model_ids) + 0.7)
     axes = fig.subplots(len(model_ids), len(device_ids), sharex=True, sharey=True, squeeze=False)
     for row, m in enumerate(model_ids):
-        model = catalog.models[m]
         for col, d in enumerate(device_ids):
-            device, ax = catalog.devices[d], axes[row, col]
-            bounds = crossovers(catalog, model, device)
-            regions = _regions(bounds)
-            _shade(ax, regions)
-            ax.plot(BATCHES, bounds["traffic"], color="black", linewidth=1.0, gid=f"traffic {m} {d}")
-            if bounds["capacity"][0] > 0:
-                ax.plot(BATCHES, bounds["capacity"], color="black", linestyle="--", linewidth=1.0, gid=f"capacity {m} {d}")
-                _label_regions(ax, regions)
-            else:
-                ax.text(0.5, 0.3, "weights exceed HBM:\ncannot be loaded", transform=ax.transAxes, ha="center",
-                        va="center", fontsize=6.5, style="italic")
-            for (batch, context), names in _workload_groups(catalog).items():
-                ax.plot(batch, context, marker="o", markersize=3.5, color="black", linestyle="none", gid=f"{'+'.join(names)} {m} {d}")
-                ax.annotate(", ".join(names), (batch, context), xytext=(4, 3), textcoords="offset points", fontsize=6)
+            model, device, ax = catalog.models[m], catalog.devices[d], axes[row, col]
+            _panel(ax, catalog, model, device)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlim(BATCHES[0] / 1.3, BATCHES[-1] * 1.3)
@@ -109,10 +119,12 @@ def draw(inputs: FigureInputs) -> Figure:
                 ax.set_ylabel("context s (tokens)")
     handles = [Patch(color=REGIME_COLORS[r], label=r) for r in (WEIGHT_BOUND, KV_BOUND, CAPACITY_BOUND)]
     handles += [
+        Patch(facecolor="none", edgecolor="#555555", hatch="..", label="batch outgrows one device: sharded"),
         axes[0, 0].plot([], [], color="black", label="traffic crossover s*(b)")[0],
-        axes[0, 0].plot([], [], color="black", linestyle="--", label="capacity crossover s_cap(b)")[0],
+        axes[0, 0].plot([], [], color="black", linestyle="--", label="capacity crossover s_cap (one sequence)")[0],
+        axes[0, 0].plot([], [], color="#555555", linestyle=":", label="s_cap(b) = s_cap / b")[0],
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=5)
+    fig.legend(handles=handles, loc="outside lower center", ncols=4)
     fig.suptitle(f"Three regimes of decode ({catalog.assumptions.weight_dtype.upper()} weights, "
-                 f"{catalog.assumptions.kv_dtype.upper()} KV, one device)", fontsize=9)
+                 f"{catalog.assumptions.kv_dtype.upper()} KV, per device)", fontsize=9)
     return fig
