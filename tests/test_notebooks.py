@@ -1,0 +1,82 @@
+"""Audit notebooks: sources without outputs, executed copies free of volatile metadata, and an execution with other
+parameters that still asserts agreement with the committed tables (and fails when a table disagrees)."""
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import papermill
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
+EXECUTED = ROOT / "notebooks" / "executed"
+FOOTPRINT = ROOT / "notebooks" / "01_footprint_and_crossovers.ipynb"
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def outputs_text(notebook: dict) -> str:
+    """Every text the notebook's cells printed or displayed."""
+    texts = []
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            texts.append(output.get("text", "") if output["output_type"] == "stream" else output.get("data", {}).get("text/plain", ""))
+    return "\n".join("".join(t) if isinstance(t, list) else t for t in texts)
+
+
+def test_four_notebooks_each_with_a_parameters_cell_and_no_outputs():
+    assert [p.stem for p in SOURCES] == [
+        "01_footprint_and_crossovers", "02_roofline_and_regimes", "03_comparison_matrix", "04_reproduction_audit"]
+    for path in SOURCES:
+        cells = load(path)["cells"]
+        assert sum("parameters" in c["metadata"].get("tags", []) for c in cells) == 1, path.name
+        for cell in cells:
+            if cell["cell_type"] == "code":
+                assert cell["outputs"] == [] and cell["execution_count"] is None, path.name
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_executed_notebook_ran_its_assertions_and_has_no_volatile_metadata(source):
+    executed = load(EXECUTED / source.name)
+    assert "papermill" not in executed["metadata"]
+    assert "version" not in executed["metadata"].get("language_info", {})
+    for cell in executed["cells"]:
+        assert not {"papermill", "execution"} & set(cell["metadata"]), source.name
+        assert all(o["output_type"] != "error" for o in cell.get("outputs", [])), source.name
+    assert "derived values agree with the committed tables" in outputs_text(executed)
+    injected = [c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert len(injected) == 1 and 'config_dir = "config"' in "".join(injected[0]["source"])  # relative paths
+
+
+def test_another_model_and_device_rederives_and_agrees(tmp_path):
+    out = tmp_path / "footprint.ipynb"
+    papermill.execute_notebook(
+        str(FOOTPRINT), str(out), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+        parameters={"config_dir": "config", "tables_dir": "tables", "model": "llama-3-8b", "device": "h100-sxm",
+                    "batch": 8, "context": 64000},
+    )
+    text = outputs_text(load(out))
+    assert "model Llama-3-8B, device H100 SXM, batch b = 8" in text
+    assert "Table 4 Llama-3-8B: s*(8)" in text and "s_cap Llama-3-8B on H100 SXM" in text
+
+
+def test_a_committed_table_that_disagrees_fails_the_notebook(tmp_path):
+    tables = tmp_path / "tables"
+    shutil.copytree(ROOT / "tables" / "derived", tables / "derived")
+    path = tables / "derived" / "table4_traffic_crossover.csv"
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    evaluated = next(r for r in rows if r["model_id"] == "llama-3-70b")  # the notebook's default model
+    evaluated["b1"] = str(float(evaluated["b1"]) * 1.001)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(papermill.PapermillExecutionError, match="Table 4"):
+        papermill.execute_notebook(
+            str(FOOTPRINT), str(tmp_path / "out.ipynb"), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+            parameters={"config_dir": "config", "tables_dir": str(tables)},
+        )
