@@ -93,6 +93,9 @@ def test_fig4_crossovers_are_table4_and_section_3_4(figures):
     assert np.allclose(values * batches, values[0])  # s*(b) = s*(1) / b
     (capacity,) = tagged(figure, "capacity llama-3-70b b200")
     assert round(capacity.get_ydata()[0] / 1000) == 159  # s_cap on B200, section 3.4
+    assert np.all(capacity.get_ydata() == capacity.get_ydata()[0])  # one sequence's capacity: flat in b
+    (batch_capacity,) = tagged(figure, "batch capacity llama-3-70b b200")
+    assert batch_capacity.get_ydata() == pytest.approx(capacity.get_ydata() / batch_capacity.get_xdata())
     (small,) = tagged(figure, "capacity llama-3-8b h100-sxm")
     assert round(small.get_ydata()[0] / 1000) == 488
     assert not tagged(figure, "capacity llama-3-70b h100-sxm")  # weights exceed 80 GB: nothing to draw
