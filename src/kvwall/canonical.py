@@ -47,6 +47,11 @@ def show(value: float, unit: str, decimals: int) -> str:
     return f"{text}{suffix}"
 
 
+def show_as_given(given: float, unit: str) -> str:
+    """A published value as its source prints it: '16.34 ms/GiB', '87%', '0.991'."""
+    return f"{given:,g}{_DISPLAY_SUFFIX.get(unit, f' {unit}')}"
+
+
 @dataclass(frozen=True)
 class Number:
     """One value in one unit, with one evidence class and its source."""
@@ -68,15 +73,15 @@ class Number:
             raise ValueError(f"number {self.id!r} is not finite")
 
 
-def quantity(id: str, label: str, base_value: float, unit: str, decimals: int, evidence: str, source: str) -> Number:
+def quantity(number_id: str, name: str, base_value: float, unit: str, decimals: int, evidence: str, source: str) -> Number:
     """A Number from a base-unit value, converted to ``unit`` (through kvwall.units) and printed."""
     value = float(in_unit(float(base_value), unit))
-    return Number(id, label, value, unit, show(value, unit, decimals), evidence, source)
+    return Number(number_id, name, value, unit, show(value, unit, decimals), evidence, source)
 
 
-def label(id: str, quantity_label: str, text: str, evidence: str, source: str) -> Number:
+def label(number_id: str, name: str, text: str, evidence: str, source: str) -> Number:
     """A Number whose value is a word or phrase: a regime, 'holds', 'cannot load', a quoted claim."""
-    return Number(id, quantity_label, text, "", text, evidence, source)
+    return Number(number_id, name, text, "", text, evidence, source)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kvwall.canonical import Block, Number, Row, Section, label
+from kvwall.canonical import Block, Number, Row, Section, label, show_as_given
 from kvwall.canonical_tiers import FITS
 from kvwall.reported import Reported
 
@@ -16,17 +16,13 @@ CLAIM_IDS = ("claim.slopes-within", "claim.fixed-path-improvement", "claim.kv-pa
 FIT_FIELDS = (("intercept", "a"), ("slope", "b"), ("points", "n"), ("r-squared", "R²"),
               ("fixed-path-bandwidth", "Fixed-path bandwidth"), ("kv-bandwidth", "KV bandwidth"))
 
-_SHOWN_UNITS = {"percent": "%", "ratio": "", "count": ""}
-
-
 def as_reported(value: Reported, number_id: str | None = None, quantity: str | None = None, key: str | None = None) -> Number:
     """A reported value as its source states it (value and unit as written), with its citation and file key."""
     source = f"{value.source}; {value.file} {key or value.id}"
     if value.text is not None:
         return label(number_id or value.id, quantity or value.note or value.id, value.text, "reported", source)
-    unit = _SHOWN_UNITS.get(value.unit, f" {value.unit}")
     return Number(number_id or value.id, quantity or value.note or value.id, value.given, value.unit,
-                  f"{value.given:,g}{unit}", "reported", source)
+                  show_as_given(value.given, value.unit), "reported", source)
 
 
 def _long(reported: dict[str, Reported], ids: Sequence[str], labels: dict[str, str]) -> tuple[Row, ...]:

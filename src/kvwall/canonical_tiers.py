@@ -22,7 +22,7 @@ def _cited(sourced: Sourced, key: str) -> str:
 
 
 def _percent_label(fraction: float) -> str:
-    return f"{fraction * 100:g}%"
+    return f"{in_unit(fraction, 'percent'):g}%"
 
 
 def _economics_inputs(tiers: TierSpecs, catalog_files: dict) -> tuple[Row, ...]:

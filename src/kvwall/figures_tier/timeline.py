@@ -8,6 +8,8 @@ between them. The aggregate rate can hold while transfers still arrive late.
 from __future__ import annotations
 
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from kvwall.canonical import in_unit
 from kvwall.figures.style import new_figure
@@ -27,7 +29,7 @@ def _panel(axis, timeline: Timeline, title: str, x_limit: float) -> None:
     for i, (start, end) in enumerate(zip(timeline.link_start, timeline.arrival)):
         axis.broken_barh([(_ms(start), _ms(end - start))], (1.15, 0.7), color=LATE if late[i] else ON_TIME,
                          edgecolor="white", linewidth=0.3)
-    axis.vlines(_ms(timeline.ready), 1.05, 1.95, color="black", linewidth=0.6, label="deadline: compute reaches the layer")
+    axis.vlines(_ms(timeline.ready), 1.05, 1.95, color="black", linewidth=0.6)
     axis.broken_barh([(_ms(s), _ms(e - s)) for s, e in zip(timeline.compute_start, timeline.compute_end)], (0.15, 0.7),
                      color=COMPUTE, edgecolor="white", linewidth=0.3)
     gaps = [(_ms(prev), _ms(start - prev)) for prev, start in zip(timeline.compute_end[:-1], timeline.compute_start[1:]) if start > prev]
@@ -59,9 +61,9 @@ def draw(tiers: TierSpecs) -> Figure:
                  f"{_ms(timeline.stall_time):.2f} ms of stalls, link {timeline.link_utilization:.0%} busy")
         _panel(axis, timeline, title, x_limit)
     axes[-1].set_xlabel("time from the start of the decode step (ms)")
-    handles = [axes[0].bar(0, 0, color=c, label=text) for c, text in
+    handles = [Patch(color=c, label=text) for c, text in
                ((ON_TIME, "transfer on time"), (LATE, "transfer late"), (COMPUTE, "layer compute"), (STALL, "stall"))]
-    handles.append(axes[0].vlines([], 0, 0, color="black", linewidth=0.6, label="deadline of a transfer"))
+    handles.append(Line2D([], [], color="black", linewidth=0.6, label="deadline of a transfer"))
     fig.legend(handles=handles, loc="outside lower center", ncols=5, fontsize=7)
     fig.suptitle(f"Sustainability against hiding, scenario {scenario_id} ({spec.model.name} on {spec.device.name}): "
                  f"{spec.description}", fontsize=9)
