@@ -22,7 +22,7 @@ from kvwall.roofline import resident_weight_bytes, step_weight_bytes
 from kvwall.specs import Device, Model
 
 #: Batches and contexts spanned by each panel.
-BATCHES = np.geomspace(1, 256, 120)
+BATCHES = np.geomspace(1, 256, 41)
 CONTEXT_RANGE = (1e2, 1e7)
 
 #: Where each regime is named: the fraction along the batch axis, away from the workload markers at 128k.
