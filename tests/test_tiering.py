@@ -5,7 +5,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import yaml
 
+from kvwall.loader import SpecError
 from kvwall.tier_economics import block_bytes, linear_regenerate_time, move_time
 from kvwall.tier_specs import load_tiers
 from kvwall.tiering import (
@@ -214,3 +216,21 @@ def test_the_218x_example_is_about_110x_at_the_dense_rate(llama70):
     ratio_dense = float(linear_regenerate_time(llama70, 16, 989.5e12, 0.25) / move_time(block, 64e9))
     assert round(ratio_published_rate) == 221
     assert round(ratio_dense) == 111
+
+
+# config/tiers.yaml: bad input stops with the file, the key and the reason.
+
+@pytest.mark.parametrize("edit, key", [
+    (lambda d: d["scenarios"]["w1-per-layer"].update(model="llama-9"), "scenarios.w1-per-layer.model"),
+    (lambda d: d["economics"]["links"].append("token-ring"), "economics.links[5]"),
+    (lambda d: d["scenarios"]["w1-per-layer"]["residency"]["tier_fraction"].update(value=0), "scenarios.w1-per-layer.residency.tier_fraction.value"),
+    (lambda d: d["figure"].update(hiding_link="w1-per-layer"), "figure.hiding_link"),
+])
+def test_bad_tier_input_names_file_and_key(tmp_path, root, catalog, edit, key):
+    document = yaml.safe_load((root / "config" / "tiers.yaml").read_text())
+    edit(document)
+    path = tmp_path / "tiers.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(SpecError) as error:
+        load_tiers(path, catalog)
+    assert error.value.key == key and error.value.file == str(path)

@@ -87,8 +87,8 @@ class TierSpecs:
 class _Quantities:
     """Turns {value, unit, source} nodes of one file into Sourced values, checking dimension and source id."""
 
-    def __init__(self, file: str, sources: Mapping[str, str]):
-        self.file, self.sources = file, sources
+    def __init__(self, file: str, sources: Mapping[str, str], evidence: str):
+        self.file, self.sources, self.evidence = file, sources, evidence
 
     def __call__(self, node: Mapping, key: str, dimension: str, default_source: str | None = None) -> Sourced:
         source_id = node.get("source", default_source)
@@ -100,7 +100,7 @@ class _Quantities:
             value = to_base(node["value"], node["unit"], dimension)
         except UnitError as err:
             raise SpecError(self.file, f"{key}.unit", str(err)) from None
-        return Sourced(value, node["value"], node["unit"], self.sources[source_id], "assumption")
+        return Sourced(value, node["value"], node["unit"], self.sources[source_id], self.evidence)
 
 
 def _pick(collection: Mapping, item_id: str, file: str, key: str, where: str):
@@ -173,7 +173,7 @@ def load_tiers(path: str | Path, catalog: Catalog) -> TierSpecs:
     file = str(path)
     document = read_yaml(path)
     validate(document, "tiers", file)
-    quantity = _Quantities(file, document["sources"])
+    quantity = _Quantities(file, document["sources"], document["evidence"])
     links = _links(document, catalog, quantity, file)
     scenarios = {sid: _scenario(sid, entry, catalog, quantity, file) for sid, entry in document["scenarios"].items()}
     for scenario in scenarios.values():
