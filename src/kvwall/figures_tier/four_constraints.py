@@ -59,20 +59,20 @@ def cards(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> tuple[Card,
     """The four cards, their numbers quoted (display strings) from the canonical numbers."""
     q = {role: numbers[number_id]["display"] for role, number_id in quoted_ids(figure).items()}
     return (
-        Card("Capacity", "RELIEVED", "HBM cannot hold the KV of every sequence you want resident. This is what a tier is for.",
+        Card("Capacity", "RELIEVED", "More sequences want their KV resident than HBM can hold. Easing this is the purpose of a tier.",
              "derived",
              f"{figure['capacity']}: {q['seq_without']} → {q['seq_with']} sequences of {q['context']} resident "
              f"with a {q['tier_capacity']} tier."),
-        Card("HBM-side bandwidth", "UNCHANGED", "Attention re-reads the active KV out of HBM at every decode step, "
+        Card("HBM-side bandwidth", "UNCHANGED", "Every decode step, attention reads the whole active KV from HBM, "
              "wherever that KV waits between steps.", "reported",
              f"KV slopes {q['slope_hf']} against {q['slope_vllm']}, {q['slope_apart']} apart across two frameworks "
              "(reported, GB10 LPDDR5X): the kernel does not fix it, nor does capacity behind HBM."),
-        Card("Tier-ingress bandwidth", "CREATED", "KV behind the link must cross it fast enough to feed attention: "
-             "an aggregate rate over the whole decode set (sustainability).", "derived",
+        Card("Tier-ingress bandwidth", "CREATED", "The KV kept behind the link has to come across as fast as the decode "
+             "set consumes it: one aggregate rate (sustainability).", "derived",
              f"{figure['ingress']}: at most {q['max_fraction']} of the active KV can sit behind a {q['ingress_link']} link "
              f"without slowing a {q['ingress_step']} step."),
-        Card("Transfer latency", "CREATED", "Each transfer must arrive before the layer that needs it (hiding): per "
-             "transfer, independent of the aggregate rate.", "derived",
+        Card("Transfer latency", "CREATED", "Every single transfer has a deadline, the layer that needs it (hiding); "
+             "meeting the aggregate rate does not meet it.", "derived",
              f"{figure['hiding']} at {q['hiding_link']}: {q['hiding_required']} needed, so the rate holds, yet "
              f"{q['hiding_late']} of {q['hiding_transfers']} transfers arrive late: {q['hiding_stall']} of stalls at "
              f"{q['hiding_utilization']} link use."),
@@ -95,9 +95,9 @@ def _badge(axis, x: float, y: float, mark: str, name: str, status: str) -> None:
 def _flow(axis) -> None:
     axis.text(0.03, 0.86, "The path a KV byte takes", fontsize=8.5, weight="bold")
     left, width, height = 0.03, 0.17, 0.11
-    _box(axis, left, 0.68, width, height, "Memory tier (CXL)", "capacity behind HBM", "#e5f5e0")
-    _box(axis, left, 0.40, width, height, "HBM", "what attention reads from", "#deebf7")
-    _box(axis, left, 0.12, width, height, "Attention kernel", "re-reads the active KV every step", "#f0f0f0")
+    _box(axis, left, 0.68, width, height, "Memory tier (CXL)", "large, behind a link", "#e5f5e0")
+    _box(axis, left, 0.40, width, height, "HBM", "the only memory attention reads", "#deebf7")
+    _box(axis, left, 0.12, width, height, "Attention kernel", "reads all active KV each step", "#f0f0f0")
     for top, bottom, text in ((0.68, 0.51, "tier boundary (link)"), (0.40, 0.23, "")):
         axis.annotate("", xy=(left + width / 2, bottom + 0.005), xytext=(left + width / 2, top - 0.005),
                       arrowprops={"arrowstyle": "-|>", "color": "#404040", "linewidth": 1.2})
@@ -133,11 +133,11 @@ def draw(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> Figure:
     axis.set_ylim(0, 1)
     axis.text(0.03, 0.965, "Figure 3.1 · Four constraints on KV state, and what a memory tier does to each",
               fontsize=11, weight="bold", va="top")
-    axis.text(0.03, 0.915, "They bind independently; a tier moves only one of them, and creates two that did not exist before it.",
+    axis.text(0.03, 0.915, "Each binds on its own: a tier eases one, leaves one as it was and adds two.",
               fontsize=8, va="top", color="#404040")
     _flow(axis)
     _cards(axis, cards(numbers, figure))
-    axis.text(0.03, 0.035, "A tier turns the capacity wall into a data-movement wall: sustainability (the aggregate rate) and "
-              "hiding (each transfer's deadline) are separate conditions.", fontsize=7.5, va="bottom")
+    axis.text(0.03, 0.035, "With a tier the limit moves from holding KV to moving it, and moving it has two separate conditions: "
+              "sustainability (the aggregate rate) and hiding (each transfer's deadline).", fontsize=7.5, va="bottom")
     axis.text(0.98, 0.0, FOOTER, fontsize=7, ha="right", va="bottom", color="#606060")
     return fig
