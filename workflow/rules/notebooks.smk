@@ -3,9 +3,12 @@
 # each with its parameters (`--config notebook_model=llama-3-8b notebook_device=h100-sxm notebook_batch=8
 # notebook_context=64000`, or notebook_where="Table 5" for the audit); nbstripout then drops what changes from run
 # to run (papermill's timings and paths, execution timestamps, the Python patch version), keeping the outputs.
+import mimetypes
 import shlex
 
 from kvwall.tables import ARTIFACTS
+
+mimetypes.add_type("application/x-ipynb+json", ".ipynb")  # the HTML report offers executed notebooks as notebooks
 
 DERIVED_TABLES = sorted(a for a in ARTIFACTS if a.startswith("derived/"))
 NOTEBOOKS = {
