@@ -37,6 +37,6 @@ FIGURES: dict[str, FigureEntry] = {
 }
 
 
-def draw(name: str, inputs: "FigureInputs") -> "Figure":
+def draw(name: str, inputs: FigureInputs) -> Figure:
     """Draw the figure ``name``; its module is imported only now."""
     return import_module(f"kvwall.figures.{FIGURES[name].module}").draw(inputs)
