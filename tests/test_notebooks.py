@@ -46,7 +46,8 @@ def test_executed_notebook_ran_its_assertions_and_has_no_volatile_metadata(sourc
     assert "version" not in executed["metadata"].get("language_info", {})
     for cell in executed["cells"]:
         assert not {"papermill", "execution"} & set(cell["metadata"]), source.name
-        assert all(o["output_type"] != "error" for o in cell.get("outputs", [])), source.name
+        # no errors, and no buffered prints: a stream may be split differently on each run
+        assert all(o["output_type"] not in ("error", "stream") for o in cell.get("outputs", [])), source.name
     assert "derived values agree with the committed tables" in outputs_text(executed)
     injected = [c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
     assert len(injected) == 1 and 'config_dir = "config"' in "".join(injected[0]["source"])  # relative paths
