@@ -1,7 +1,47 @@
-"""`kvwall measure`: placeholder until the measured leg lands."""
+"""`kvwall measure`: run the KV-slope benchmark on this machine and write its record.
+
+    kvwall measure                      # full sweep -> data/measured/<platform>-<date>.json
+    kvwall measure --quick              # a few seconds -> logs/measure/<platform>-<date>-quick.json
+    kvwall measure --model llama-3-8b --output run.json
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
 
 
 def register(subparsers) -> None:
     """Add the `measure` subcommand to the kvwall command line."""
-    parser = subparsers.add_parser("measure", help="measure the KV slope on this machine")
-    parser.set_defaults(func=lambda args: print("kvwall measure: not built yet") or 2)
+    parser = subparsers.add_parser(
+        "measure", help="measure the KV slope t = a + b * KV_GiB of decode attention on this machine",
+        description="Time decode attention over a batch x context grid (numpy: contiguous and paged KV; torch SDPA "
+        "when installed, on CUDA when present), time a streaming copy beside it, fit t = a + b * KV_GiB per kernel, "
+        "and write the record. Exit status 1 when a bandwidth exceeds its bound (a measurement bug).",
+    )
+    parser.add_argument("--quick", action="store_true", help="the small grid of config/measure.yaml (CI, a few seconds)")
+    parser.add_argument("--model", help="model id from config/models.yaml (default: the model of config/measure.yaml)")
+    parser.add_argument("--output", metavar="PATH", help="record path (default: data/measured/<platform>-<date>.json; "
+                        "with --quick, logs/measure/<platform>-<date>-quick.json)")
+    parser.add_argument("--config", metavar="DIR", default="config", help="config directory (default: ./config)")
+    parser.add_argument("--measure-config", metavar="PATH", help="benchmark settings (default: <config>/measure.yaml)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Measure, write the record, print the summary; 0 for a valid run, 1 for an invalid one."""
+    from kvwall.loader import load_catalog
+    from kvwall.measure.config import load_measure_config
+    from kvwall.measure.record import default_path, write_record
+    from kvwall.measure.run import measure
+    from kvwall.measure.summary import summary_lines
+
+    catalog = load_catalog(args.config)
+    settings = args.measure_config or Path(args.config) / "measure.yaml"
+    config = load_measure_config(settings, catalog, "quick" if args.quick else "full", args.model)
+    record = measure(config, catalog, progress=not args.no_progress)
+    path = write_record(record, args.output or default_path(record))
+    print("\n".join(summary_lines(record)))
+    print(f"record: {path}")
+    return 0 if record["valid"] else 1

@@ -1,0 +1,103 @@
+"""From raw timings to what a record states: the KV-slope fit per kernel, its distance from the copy bound, validity.
+
+A kernel cannot stream KV faster than the device copies memory: a bandwidth above the copy bandwidth (or the
+device's specification) is a bug in the measurement, and marks the run invalid. Medians over repeats stand for
+each point, so a stray slow repeat does not move the fit.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from kvwall.measure.fit import bandwidth_from_slope, fit_line
+from kvwall.units import GB, GiB, MS
+
+
+def bandwidth(nbytes: float, seconds: float) -> float:
+    """Decimal GB/s."""
+    return nbytes / seconds / GB
+
+
+def copy_summary(times: Sequence[float], bytes_counted: int) -> dict:
+    """Median copy time and the bandwidth it gives."""
+    median = float(np.median(times))
+    return {"median_s": median, "bandwidth_gb_per_s": bandwidth(bytes_counted, median)}
+
+
+def point_summary(kv_bytes: int, times: Sequence[float], copy_times: Sequence[float], copy_bytes: int) -> dict:
+    """One sweep point: median step time, the KV bandwidth it implies, and the copy bandwidth measured beside it."""
+    median = float(np.median(times))
+    return {
+        "kv_gib": kv_bytes / GiB,
+        "median_ms": median / MS,
+        "bandwidth_gb_per_s": bandwidth(kv_bytes, median),
+        "copy_bandwidth_gb_per_s": bandwidth(copy_bytes, float(np.median(copy_times))),
+    }
+
+
+def kernel_fit(points: Sequence[Mapping], confidence: float) -> dict:
+    """t = a + b * KV_GiB over the points' medians; b's bandwidth 1 GiB / b."""
+    fit = fit_line([p["kv_gib"] for p in points], [p["median_ms"] for p in points], confidence)
+    return {
+        "intercept_ms": fit.intercept,
+        "intercept_ci_ms": list(fit.intercept_ci),
+        "slope_ms_per_gib": fit.slope,
+        "slope_ci_ms_per_gib": list(fit.slope_ci),
+        "confidence": fit.confidence,
+        "r_squared": fit.r_squared,
+        "n": fit.n,
+        "kv_bandwidth_gb_per_s": bandwidth_from_slope(fit.slope) if fit.slope > 0 else None,
+    }
+
+
+def largest_point(points: Sequence[Mapping]) -> Mapping:
+    """The point with the most KV (the last of equals)."""
+    return max(reversed(points), key=lambda p: p["kv_gib"])
+
+
+def bound_check(fit: Mapping, points: Sequence[Mapping], copy_bandwidth: float, spec_bandwidth: float | None) -> list[str]:
+    """The reasons a kernel's numbers cannot be right; empty when none."""
+    flags = []
+    fitted = fit["kv_bandwidth_gb_per_s"]
+    if fitted is None:
+        flags.append("slope is not positive: KV size does not explain step time")
+    elif fitted > copy_bandwidth:
+        flags.append(f"fitted KV bandwidth {fitted:.1f} GB/s exceeds the copy bandwidth {copy_bandwidth:.1f} GB/s")
+    top = largest_point(points)
+    if top["bandwidth_gb_per_s"] > top["copy_bandwidth_gb_per_s"]:
+        flags.append(f"largest point streams {top['bandwidth_gb_per_s']:.1f} GB/s, above the copy bandwidth "
+                     f"{top['copy_bandwidth_gb_per_s']:.1f} GB/s measured beside it")
+    if spec_bandwidth is not None:
+        fastest = max([p["bandwidth_gb_per_s"] for p in points] + [fitted or 0.0])
+        if fastest > spec_bandwidth:
+            flags.append(f"KV bandwidth {fastest:.1f} GB/s exceeds the device specification {spec_bandwidth:.1f} GB/s")
+    return flags
+
+
+def target_check(fit: Mapping, points: Sequence[Mapping], targets: Mapping[str, float]) -> dict:
+    """How far the kernel is from each target (benchmark output, never an assertion)."""
+    top = largest_point(points)
+    reached = {
+        "copy_fraction_at_largest_point": top["bandwidth_gb_per_s"] / top["copy_bandwidth_gb_per_s"],
+        "r_squared": fit["r_squared"],
+    }
+    return {name: {"target": goal, "value": reached[name], "met": bool(reached[name] >= goal)} for name, goal in targets.items()}
+
+
+def kernel_summary(points: Sequence[Mapping], copy_bandwidth: float, spec_bandwidth: float | None,
+                   confidence: float, targets: Mapping[str, float]) -> dict:
+    """Fit, distance from the copy bound, target check and validity of one kernel on one device."""
+    fit = kernel_fit(points, confidence)
+    top = largest_point(points)
+    flags = bound_check(fit, points, copy_bandwidth, spec_bandwidth)
+    return {
+        "fit": fit,
+        "copy_fraction": None if fit["kv_bandwidth_gb_per_s"] is None else fit["kv_bandwidth_gb_per_s"] / copy_bandwidth,
+        "largest_point": {"kv_gib": top["kv_gib"], "bandwidth_gb_per_s": top["bandwidth_gb_per_s"],
+                          "copy_fraction": top["bandwidth_gb_per_s"] / top["copy_bandwidth_gb_per_s"]},
+        "targets": target_check(fit, points, targets),
+        "flags": flags,
+        "valid": not flags,
+    }

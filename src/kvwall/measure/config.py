@@ -1,0 +1,111 @@
+"""config/measure.yaml as typed settings: the model, the batch x context grid per device, repeats and targets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+from kvwall.catalog import Catalog
+from kvwall.loader import SpecError, read_yaml, validate
+from kvwall.specs import FullAttention, Model
+from kvwall.units import UnitError, to_base
+
+#: Sweep modes: the full grid for a committed record, and a grid small enough for CI.
+MODES = ("full", "quick")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The grid one device runs: ``layers`` of the model in ``dtype``, every batch at every context."""
+
+    layers: int
+    dtype: str
+    batches: tuple[int, ...]
+    contexts: tuple[int, ...]
+    repeats: int
+    warmup: int
+    copy_buffer_bytes: int
+
+    @property
+    def points(self) -> tuple[tuple[int, int], ...]:
+        """(batch, context) pairs, smallest KV first."""
+        return tuple(sorted(((b, c) for b in self.batches for c in self.contexts), key=lambda p: (p[0] * p[1], p)))
+
+    def as_record(self) -> dict:
+        return {"layers": self.layers, "dtype": self.dtype, "batches": list(self.batches), "contexts": list(self.contexts),
+                "repeats": self.repeats, "warmup": self.warmup, "copy_buffer_bytes": self.copy_buffer_bytes}
+
+
+@dataclass(frozen=True)
+class MeasureConfig:
+    """One run's settings, resolved against the catalogue."""
+
+    file: str
+    mode: str
+    model: Model
+    block_size: int
+    tile_tokens: int
+    seed: int
+    confidence: float
+    targets: Mapping[str, float]
+    device_specs: Mapping[str, str]  # GPU name fragment -> device id
+    reported_platform: str  # id prefix of the reported platform in config/reported/
+    reported_fits: tuple[str, ...]  # ids of the reported fits, fit.<id>.*
+    sweeps: Mapping[str, Sweep]  # device kind (cpu, cuda) -> grid
+
+
+def _sweep(node: Mapping, file: str, key: str, model: Model, tile_tokens: int, block_size: int) -> Sweep:
+    try:
+        copy_bytes = to_base(node["copy_buffer"]["value"], node["copy_buffer"]["unit"], "bytes")
+    except UnitError as err:
+        raise SpecError(file, f"{key}.copy_buffer.unit", str(err)) from None
+    if node["layers"] > model.n_layers:
+        raise SpecError(file, f"{key}.layers", f"{model.id} has {model.n_layers} layers (got {node['layers']})")
+    for i, context in enumerate(node["contexts"]):
+        if context % tile_tokens or context % block_size:
+            raise SpecError(file, f"{key}.contexts[{i}]", f"{context} is not a multiple of tile_tokens ({tile_tokens}) and block_size ({block_size})")
+    sweep = Sweep(node["layers"], node["dtype"], tuple(node["batches"]), tuple(node["contexts"]), node["repeats"], node["warmup"], int(copy_bytes))
+    if len({b * c for b, c in sweep.points}) < 2 or len(sweep.points) < 3:
+        raise SpecError(file, key, "a fit needs at least three (batch, context) points at two or more KV sizes")
+    return sweep
+
+
+def load_measure_config(path: str | Path, catalog: Catalog, mode: str = "full", model_id: str | None = None) -> MeasureConfig:
+    """Read and validate config/measure.yaml; ``model_id`` replaces its model (``kvwall measure --model``)."""
+    file = str(path)
+    document = read_yaml(path)
+    validate(document, "measure", file)
+    key = "model" if model_id is None else "--model"
+    model_id = model_id or document["model"]
+    if model_id not in catalog.models:
+        raise SpecError(file, key, f"model {model_id!r} does not exist in {catalog.files['models']}")
+    model = catalog.models[model_id]
+    if not isinstance(model.attention, FullAttention):
+        raise SpecError(file, key, f"{model_id} uses {model.attention.label}; the benchmark times MHA/GQA attention")
+    for fragment, device_id in document["device_specs"].items():
+        if device_id not in catalog.devices:
+            raise SpecError(file, f"device_specs.{fragment}", f"device {device_id!r} does not exist in {catalog.files['devices']}")
+    if document["tile_tokens"] % document["block_size"]:
+        raise SpecError(file, "tile_tokens", f"must be a whole number of {document['block_size']}-token blocks")
+    sweeps = {
+        device: _sweep(node, file, f"sweeps.{mode}.{device}", model, document["tile_tokens"], document["block_size"])
+        for device, node in document["sweeps"][mode].items()
+    }
+    if sweeps["cpu"].dtype != "fp32":
+        raise SpecError(file, f"sweeps.{mode}.cpu.dtype", "the numpy kernels hold KV in fp32 (numpy has no half-precision BLAS)")
+    return MeasureConfig(
+        file=file,
+        mode=mode,
+        model=model,
+        block_size=document["block_size"],
+        tile_tokens=document["tile_tokens"],
+        seed=document["seed"],
+        confidence=document["confidence"],
+        targets=MappingProxyType(dict(document["targets"])),
+        device_specs=MappingProxyType(dict(document["device_specs"])),
+        reported_platform=document["reported"]["platform"],
+        reported_fits=tuple(document["reported"]["fits"]),
+        sweeps=MappingProxyType(sweeps),
+    )

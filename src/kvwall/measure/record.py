@@ -1,0 +1,51 @@
+"""Measured records on disk: JSON with sorted keys, checked against kvwall/schemas/measured_record.schema.yaml."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from kvwall.loader import SpecError, validate
+from kvwall.measure.fingerprint import platform_slug
+
+#: Where committed records live; the default build renders every record here.
+RECORDS_DIR = Path("data/measured")
+#: Where a --quick run writes by default: not a record to commit.
+QUICK_DIR = Path("logs/measure")
+
+
+def default_path(record: dict) -> Path:
+    """data/measured/<platform-slug>-<date>.json (a --quick run: logs/measure/<slug>-<date>-quick.json)."""
+    stem = f"{platform_slug(record['platform'])}-{record['date']}"
+    return QUICK_DIR / f"{stem}-quick.json" if record["mode"] == "quick" else RECORDS_DIR / f"{stem}.json"
+
+
+def to_json(record: dict) -> str:
+    return json.dumps(record, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def write_record(record: dict, path: str | Path) -> Path:
+    """Validate ``record`` and write it to ``path``."""
+    validate(record, "measured_record", str(path))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_json(record), encoding="utf-8", newline="\n")
+    return path
+
+
+def read_record(path: str | Path) -> dict:
+    """One record, validated."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(path, "", "file not found") from None
+    except json.JSONDecodeError as err:
+        raise SpecError(path, f"line {err.lineno}", f"not valid JSON: {err.msg}") from None
+    validate(record, "measured_record", str(path))
+    return record
+
+
+def read_records(paths: Iterable[str | Path]) -> list[tuple[str, dict]]:
+    """(file stem, record) for each path, in path order."""
+    return [(Path(path).stem, read_record(path)) for path in sorted(map(str, paths))]

@@ -1,0 +1,144 @@
+"""One measurement run: every kernel of every device over its batch x context grid, with the copy bound beside it.
+
+At each point all kernels of a device are set up at once and timed in rounds (copy, then each kernel, the order
+rotating each round), so a drift of the machine during the run falls on all of them alike. Warm-up steps come
+first and are not kept. Times are wall-clock (time.perf_counter) around a call that returns after the device has
+finished (CUDA: after torch.cuda.synchronize()).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Callable
+
+from tqdm import tqdm
+
+from kvwall.catalog import Catalog
+from kvwall.measure.analysis import copy_summary, kernel_summary, point_summary
+from kvwall.measure.config import MeasureConfig, Sweep
+from kvwall.measure.fingerprint import cpu_steal_seconds, fingerprint, worker_count
+from kvwall.measure.kernels import Kernel, Step, kernels_by_device
+from kvwall.measure.shape import DecodeShape, measured_kv_bytes
+from kvwall.units import GB
+
+#: Version of the record layout (kvwall/schemas/measured_record.schema.yaml).
+RECORD_VERSION = 1
+
+
+def timed(step: Step) -> float:
+    start = time.perf_counter()
+    step()
+    return time.perf_counter() - start
+
+
+def _spec(config: MeasureConfig, catalog: Catalog, device: str, name: str) -> dict | None:
+    """The catalogue device whose name fragment (config device_specs) appears in the GPU's name."""
+    if device != "cuda":
+        return None
+    for fragment, device_id in config.device_specs.items():
+        if fragment.lower() in name.lower():
+            return {"device": device_id, "hbm_bandwidth_gb_per_s": catalog.devices[device_id].hbm_bandwidth / GB}
+    return None
+
+
+def _time_device(config: MeasureConfig, sweep: Sweep, kernels: list[Kernel], copy_factory: Callable[[int], Step],
+                 progress: tqdm, device: str) -> tuple[dict, dict[str, list[dict]]]:
+    """Raw timings of the copy and of every kernel at every point of ``sweep``."""
+    copy = copy_factory(sweep.copy_buffer_bytes)
+    copy_runs, points = [], {kernel.name: [] for kernel in kernels}
+    try:
+        for batch, context in sweep.points:
+            shape = DecodeShape.of(config.model, sweep.layers, batch, context, sweep.dtype)
+            if measured_kv_bytes(config.model, shape) != shape.kv_bytes:
+                raise AssertionError(f"KV bytes of {shape} disagree with SoK Eq. 1")
+            progress.set_postfix_str(f"{device} batch {batch} context {context}")
+            steps = [kernel.build(shape) for kernel in kernels]
+            try:
+                for step in [copy, *steps]:
+                    for _ in range(sweep.warmup):
+                        step()
+                copy_times, times = [], [[] for _ in kernels]
+                for round_ in range(sweep.repeats):
+                    copy_times.append(timed(copy))
+                    for i in (round_ + j for j in range(len(kernels))):
+                        times[i % len(kernels)].append(timed(steps[i % len(kernels)]))
+                    progress.update(1)
+            finally:
+                for step in steps:
+                    step.close()
+            copy_runs.extend(copy_times)
+            for kernel, kernel_times in zip(kernels, times):
+                points[kernel.name].append({
+                    "batch": batch, "context": context, "kv_bytes": shape.kv_bytes, "times_s": kernel_times,
+                    "copy_times_s": copy_times, **point_summary(shape.kv_bytes, kernel_times, copy_times, copy.bytes_counted),
+                })
+        copy_record = {
+            "buffer_bytes": sweep.copy_buffer_bytes,
+            "bytes_counted": copy.bytes_counted,
+            "counting": "each copy reads the buffer once and writes it once: 2 x buffer bytes (STREAM Copy); "
+                        "write-allocate traffic is not counted",
+            "times_s": copy_runs,
+            **copy_summary(copy_runs, copy.bytes_counted),
+        }
+    finally:
+        copy.close()
+    return copy_record, points
+
+
+def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> dict:
+    """Run the benchmark on this machine and return its record (see kvwall/schemas/measured_record.schema.yaml)."""
+    workers = worker_count()
+    platform = fingerprint()
+    devices = kernels_by_device(config, workers)
+    total = sum(len(config.sweeps[d].points) * config.sweeps[d].repeats for d in devices)
+    started, steal_before = time.perf_counter(), cpu_steal_seconds()
+    results = {}
+    with tqdm(total=total, desc="kvwall measure", unit="round", disable=not progress) as bar:
+        for device, (kernels, copy_factory) in devices.items():
+            sweep = config.sweeps[device]
+            copy, points = _time_device(config, sweep, kernels, copy_factory, bar, device)
+            name = platform["cpu"] if device == "cpu" else platform["gpu"]["name"]
+            spec = _spec(config, catalog, device, name)
+            spec_bandwidth = spec["hbm_bandwidth_gb_per_s"] if spec else None
+            copy_flags = []
+            if spec_bandwidth is not None and copy["bandwidth_gb_per_s"] > spec_bandwidth:
+                copy_flags.append(f"copy bandwidth {copy['bandwidth_gb_per_s']:.1f} GB/s exceeds the specification {spec_bandwidth:.1f} GB/s")
+            summaries = {}
+            for kernel in kernels:
+                summary = kernel_summary(points[kernel.name], copy["bandwidth_gb_per_s"], spec_bandwidth, config.confidence, config.targets)
+                summaries[kernel.name] = {"layout": kernel.layout, "library": kernel.library, "points": points[kernel.name], **summary}
+            reference = kernels[0].name
+            for entry in summaries.values():
+                entry["slope_ratio"] = {"reference": reference, "value": entry["fit"]["slope_ms_per_gib"] / summaries[reference]["fit"]["slope_ms_per_gib"]}
+            results[device] = {
+                "name": name, "spec": spec, "dtype": sweep.dtype, "copy": copy, "flags": copy_flags,
+                "valid": not copy_flags and all(k["valid"] for k in summaries.values()), "kernels": summaries,
+            }
+    steal_after = cpu_steal_seconds()
+    model = config.model
+    return {
+        "record_version": RECORD_VERSION,
+        "evidence": "measured",
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "mode": config.mode,
+        "platform": platform,
+        "run": {
+            "elapsed_s": time.perf_counter() - started,
+            "cpu_steal_s": None if steal_before is None else steal_after - steal_before,
+            "workers": workers,
+        },
+        "config": {
+            "file": config.file,
+            "model": {"id": model.id, "name": model.name, "n_layers": model.n_layers, "n_q_heads": model.n_q_heads,
+                      "n_kv_heads": model.n_kv_heads, "head_dim": model.head_dim},
+            "block_size": config.block_size,
+            "tile_tokens": config.tile_tokens,
+            "seed": config.seed,
+            "confidence": config.confidence,
+            "targets": dict(config.targets),
+            "sweeps": {device: config.sweeps[device].as_record() for device in devices},
+        },
+        "devices": results,
+        "valid": all(d["valid"] for d in results.values()),
+    }

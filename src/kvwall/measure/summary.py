@@ -1,0 +1,40 @@
+"""A record in words: per device the copy bound, per kernel the fit and how far it is from the bound and the targets."""
+
+from __future__ import annotations
+
+
+def _fraction(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def summary_lines(record: dict) -> list[str]:
+    """What `kvwall measure` prints after a run (all values measured)."""
+    model = record["config"]["model"]
+    lines = [f"kvwall measure ({record['mode']}): {model['name']} KV shapes, {record['platform']['cpu']}, "
+             f"{record['platform']['cores']} cores; all values measured"]
+    for device, entry in record["devices"].items():
+        sweep = record["config"]["sweeps"][device]
+        copy = entry["copy"]
+        spec = f"; spec {entry['spec']['hbm_bandwidth_gb_per_s']:.0f} GB/s ({entry['spec']['device']})" if entry["spec"] else ""
+        lines.append(f"{device}: {entry['name']}, {sweep['layers']} of {model['n_layers']} layers in {entry['dtype']}; "
+                     f"copy bandwidth {copy['bandwidth_gb_per_s']:.1f} GB/s (2 x {copy['buffer_bytes'] / 2**20:.0f} MiB per copy, "
+                     f"median of {len(copy['times_s'])}){spec}")
+        for name, kernel in entry["kernels"].items():
+            fit = kernel["fit"]
+            low, high = fit["slope_ci_ms_per_gib"]
+            bandwidth = "no bandwidth (slope not positive)" if fit["kv_bandwidth_gb_per_s"] is None else \
+                f"KV bandwidth {fit['kv_bandwidth_gb_per_s']:.1f} GB/s = {_fraction(kernel['copy_fraction'])} of copy"
+            lines.append(f"  {name:18s} t = {fit['intercept_ms']:.2f} + {fit['slope_ms_per_gib']:.2f} * KV_GiB ms "
+                         f"(slope {100 * fit['confidence']:.0f}% CI {low:.2f} to {high:.2f}), R^2 {fit['r_squared']:.4f}, "
+                         f"n {fit['n']}; {bandwidth}; slope / {kernel['slope_ratio']['reference']} "
+                         f"{kernel['slope_ratio']['value']:.3f}")
+            top = kernel["largest_point"]
+            lines.append(f"  {'':18s} largest point {top['kv_gib']:.2f} GiB: {top['bandwidth_gb_per_s']:.1f} GB/s = "
+                         f"{_fraction(top['copy_fraction'])} of the copy bandwidth beside it")
+            for target, check in kernel["targets"].items():
+                lines.append(f"  {'':18s} {'MET ' if check['met'] else 'MISS'} {target} >= {check['target']:g} "
+                             f"(got {check['value']:.3f})")
+            lines.extend(f"  {'':18s} INVALID: {flag}" for flag in kernel["flags"])
+        lines.extend(f"  INVALID: {flag}" for flag in entry["flags"])
+    lines.append("valid run" if record["valid"] else "INVALID run: a bandwidth above the bound is a measurement bug")
+    return lines

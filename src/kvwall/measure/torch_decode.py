@@ -1,0 +1,115 @@
+"""PyTorch's scaled_dot_product_attention over an unpaged cache, and a device copy, on CUDA when present.
+
+torch is an optional extra (``uv sync --extra torch``): it is imported only here and only when called, and the
+benchmark leaves these kernels out when it is missing. Every call ends with a device synchronisation, so a
+host-side clock read after it times the work, not the launch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+
+from kvwall.measure.shape import ARRAY_DTYPES, DecodeShape
+
+#: Bytes counted per byte of buffer by a device copy (read once, written once), as for the host copy.
+BYTES_COUNTED_PER_BUFFER_BYTE = 2
+
+
+def torch_installed() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
+@cache
+def _torch():
+    import torch
+
+    return torch
+
+
+def torch_device() -> str | None:
+    """'cuda' when torch sees a GPU, 'cpu' when torch is installed without one, None without torch."""
+    if not torch_installed():
+        return None
+    return "cuda" if _torch().cuda.is_available() else "cpu"
+
+
+def gpu_fingerprint() -> dict | None:
+    """Name, memory and CUDA version of GPU 0, or None."""
+    if torch_device() != "cuda":
+        return None
+    torch = _torch()
+    props = torch.cuda.get_device_properties(0)
+    return {"name": props.name, "memory_bytes": int(props.total_memory), "cuda": torch.version.cuda, "count": torch.cuda.device_count()}
+
+
+def torch_version() -> str | None:
+    return _torch().__version__ if torch_installed() else None
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        _torch().cuda.synchronize()
+
+
+class TorchSdpa:
+    """F.scaled_dot_product_attention per layer, one query token per sequence, GQA through ``enable_gqa``."""
+
+    layout = "contiguous"
+
+    def __init__(self, queries, k, v, device: str):
+        """Tensors on ``device``: queries [layer, sequence, query_head, 1, dim], K and V [layer, sequence, kv_head, token, dim]."""
+        self.q, self.k, self.v, self.device = queries, k, v, device
+
+    @classmethod
+    def random(cls, shape: DecodeShape, device: str, seed: int) -> "TorchSdpa":
+        """A cache of ``shape`` filled with uniform values in [-1, 1)."""
+        torch = _torch()
+        dtype = getattr(torch, ARRAY_DTYPES[shape.dtype])
+        generator = torch.Generator(device=device).manual_seed(seed)
+        queries = (shape.layers, shape.batch, shape.kv_heads * shape.group, 1, shape.head_dim)
+        return cls(*(torch.empty(size, dtype=dtype, device=device).uniform_(-1.0, 1.0, generator=generator)
+                     for size in (queries, shape.kv_array_shape, shape.kv_array_shape)), device)
+
+    @classmethod
+    def from_arrays(cls, queries, k, v, device: str = "cpu") -> "TorchSdpa":
+        """From numpy arrays laid out as kvwall.measure.numpy_decode takes them (queries [l, b, kv_head, group, dim])."""
+        torch = _torch()
+        layers, batch, heads, group, dim = queries.shape
+        q = torch.from_numpy(queries.reshape(layers, batch, heads * group, 1, dim))
+        return cls(*(tensor.to(device) for tensor in (q, torch.from_numpy(k), torch.from_numpy(v))), device)
+
+    def __call__(self):
+        attention = _torch().nn.functional.scaled_dot_product_attention
+        with _torch().inference_mode():
+            out = [attention(self.q[layer], self.k[layer], self.v[layer], enable_gqa=True) for layer in range(self.k.shape[0])]
+        synchronize(self.device)
+        return _torch().stack(out)
+
+    def close(self) -> None:
+        self.q = self.k = self.v = None
+        if self.device == "cuda":
+            _torch().cuda.empty_cache()
+
+
+class TorchCopy:
+    """Device-to-device copy between two buffers of ``nbytes`` (``dst.copy_(src)``)."""
+
+    def __init__(self, nbytes: int, device: str):
+        torch = _torch()
+        self.device = device
+        self.source = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
+        self.target = torch.zeros_like(self.source)
+
+    @property
+    def bytes_counted(self) -> int:
+        return BYTES_COUNTED_PER_BUFFER_BYTE * self.source.numel() * self.source.element_size()
+
+    def __call__(self) -> None:
+        self.target.copy_(self.source)
+        synchronize(self.device)
+
+    def close(self) -> None:
+        self.source = self.target = None
+        if self.device == "cuda":
+            _torch().cuda.empty_cache()
