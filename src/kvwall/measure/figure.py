@@ -66,6 +66,11 @@ def reported_rows(reported: Mapping[str, Reported], platform: str, fits: Sequenc
     ]
 
 
+def _line_text(intercept: float, slope: float) -> str:
+    """t = a + b·KV as text, the sign of a written out: 58.5·KV − 0.04 ms."""
+    return f"{slope:.1f}·KV {'+' if intercept >= 0 else '−'} {abs(intercept):.2f} ms"
+
+
 def _fit_panel(ax, record: dict, device: str, entry: dict) -> None:
     palette = colors(list(entry["kernels"]))
     top = max(p["kv_gib"] for k in entry["kernels"].values() for p in k["points"])
@@ -79,14 +84,14 @@ def _fit_panel(ax, record: dict, device: str, entry: dict) -> None:
         fit = result["fit"]
         ax.errorbar(x, median, yerr=[low, high], fmt="o", ms=3.5, capsize=2, color=palette[kernel], lw=0.8)
         ax.plot(grid, fit["intercept_ms"] + fit["slope_ms_per_gib"] * grid, color=palette[kernel],
-                label=f"{kernel}: {fit['intercept_ms']:.1f} + {fit['slope_ms_per_gib']:.1f}·KV ms, R² {fit['r_squared']:.3f}")
+                label=f"{kernel}: {_line_text(fit['intercept_ms'], fit['slope_ms_per_gib'])}, R² {fit['r_squared']:.4f}")
     sweep = record["config"]["sweeps"][device]
     model = record["config"]["model"]
     ax.set_title(f"measured: {_device_label(record, device, entry)}", loc="left")
     ax.set_xlabel(f"KV read per step (GiB; {model['name']}, {sweep['layers']} of {model['n_layers']} layers, {entry['dtype']})")
     ax.set_ylabel("decode attention step (ms)")
     ax.set_xlim(0.0, top * 1.05)
-    ax.set_ylim(bottom=0.0)
+    ax.set_ylim(0.0, 1.3 * max(max(p["times_s"]) for k in entry["kernels"].values() for p in k["points"]) * 1e3)
     ax.legend(loc="upper left")
 
 

@@ -14,9 +14,9 @@ import numpy as np
 from kvwall.measure import torch_decode
 from kvwall.measure.config import MeasureConfig
 from kvwall.measure.copy_bandwidth import HostCopy
-from kvwall.measure.kv_layouts import ContiguousKV, PagedKV
+from kvwall.measure.kv_layouts import ContiguousKV, PagedKV, filled_buffer
 from kvwall.measure.numpy_decode import NumpyDecode
-from kvwall.measure.shape import DecodeShape
+from kvwall.measure.shape import ARRAY_DTYPES, DecodeShape
 
 
 class Step(Protocol):
@@ -27,43 +27,60 @@ class Step(Protocol):
     def close(self) -> None: ...
 
 
+class Builder(Protocol):
+    """Holds one filled buffer as large as the sweep's largest cache and sets up a step for any point over it."""
+
+    def __call__(self, shape: DecodeShape) -> Step: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class Kernel:
-    """A kernel as a record names it, and how to set one up for a shape."""
+    """A kernel as a record names it, and how to prepare it for a sweep whose largest point is given."""
 
     name: str
     device: str
     layout: str
     library: str
-    build: Callable[[DecodeShape], Step]
+    prepare: Callable[[DecodeShape], Builder]
 
 
-def _random_queries(shape: DecodeShape, rng: np.random.Generator) -> np.ndarray:
-    return rng.standard_normal(shape.query_shape, dtype=np.float32)
+class _NumpyBuilder:
+    """numpy decode over one layout, every point's cache carved from the same filled host buffer."""
+
+    def __init__(self, largest: DecodeShape, config: MeasureConfig, workers: int, paged: bool):
+        self.rng = np.random.default_rng(config.seed)
+        elements = 2 * int(np.prod(largest.kv_array_shape))
+        self.buffer = filled_buffer(elements, ARRAY_DTYPES[largest.dtype], self.rng)
+        self.config, self.workers, self.paged = config, workers, paged
+
+    def __call__(self, shape: DecodeShape) -> Step:
+        if self.paged:
+            kv = PagedKV.carve(self.buffer, shape, self.config.block_size, self.rng)
+        else:
+            kv = ContiguousKV.carve(self.buffer, shape)
+        queries = self.rng.standard_normal(shape.query_shape, dtype=np.float32)
+        return NumpyDecode(queries, kv, self.config.tile_tokens, self.workers)
+
+    def close(self) -> None:
+        self.buffer = None
 
 
 def numpy_kernels(config: MeasureConfig, workers: int) -> list[Kernel]:
     """numpy decode over the contiguous and the paged layout, ``workers`` threads each."""
     library = f"numpy {np.__version__}"
-
-    def contiguous(shape: DecodeShape) -> Step:
-        rng = np.random.default_rng(config.seed)
-        return NumpyDecode(_random_queries(shape, rng), ContiguousKV.allocate(shape, rng), config.tile_tokens, workers)
-
-    def paged(shape: DecodeShape) -> Step:
-        rng = np.random.default_rng(config.seed)
-        kv = PagedKV.allocate(shape, rng, config.block_size)
-        return NumpyDecode(_random_queries(shape, rng), kv, config.tile_tokens, workers)
-
     return [
-        Kernel("numpy-contiguous", "cpu", ContiguousKV.name, library, contiguous),
-        Kernel("numpy-paged", "cpu", f"{PagedKV.name} ({config.block_size}-token blocks)", library, paged),
+        Kernel("numpy-contiguous", "cpu", ContiguousKV.name, library,
+               lambda largest: _NumpyBuilder(largest, config, workers, paged=False)),
+        Kernel("numpy-paged", "cpu", f"{PagedKV.name} ({config.block_size}-token blocks)", library,
+               lambda largest: _NumpyBuilder(largest, config, workers, paged=True)),
     ]
 
 
 def torch_kernel(config: MeasureConfig, device: str) -> Kernel:
     return Kernel("torch-sdpa", device, "contiguous", f"torch {torch_decode.torch_version()}",
-                  lambda shape: torch_decode.TorchSdpa.random(shape, device, config.seed))
+                  lambda largest: torch_decode.SdpaBuilder(largest, device, config.seed))
 
 
 def kernels_by_device(config: MeasureConfig, workers: int) -> dict[str, tuple[list[Kernel], Callable[[int], Step]]]:

@@ -19,6 +19,23 @@ from kvwall.measure.shape import ARRAY_DTYPES, DecodeShape
 _FILL_PATTERN = 1 << 18
 
 
+def carve(buffer: np.ndarray, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
+    """Arrays of the given shapes laid one after another over a flat buffer (views: nothing is allocated)."""
+    arrays, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        arrays.append(buffer[start : start + size].reshape(shape))
+        start += size
+    if start > buffer.size:
+        raise ValueError(f"a buffer of {buffer.size} elements cannot hold {start}")
+    return arrays
+
+
+def filled_buffer(elements: int, dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """A flat buffer of ``elements``, filled once; every sweep point carves its cache from it."""
+    return fill_uniform(np.empty(elements, dtype), rng)
+
+
 def fill_uniform(array: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Fill ``array`` with a repeated pattern of uniform values in [-1, 1) at copy speed."""
     flat = array.reshape(-1)
@@ -39,9 +56,13 @@ class ContiguousKV:
     name = "contiguous"
 
     @classmethod
+    def carve(cls, buffer: np.ndarray, shape: DecodeShape) -> "ContiguousKV":
+        """K and V of ``shape`` over the start of ``buffer``."""
+        return cls(*carve(buffer, [shape.kv_array_shape] * 2))
+
+    @classmethod
     def allocate(cls, shape: DecodeShape, rng: np.random.Generator) -> "ContiguousKV":
-        dtype = ARRAY_DTYPES[shape.dtype]
-        return cls(*(fill_uniform(np.empty(shape.kv_array_shape, dtype), rng) for _ in range(2)))
+        return cls.carve(filled_buffer(2 * int(np.prod(shape.kv_array_shape)), ARRAY_DTYPES[shape.dtype], rng), shape)
 
     def load(self, tensor: str, layer: int, sequence: int, start: int, tile: np.ndarray) -> np.ndarray:
         """Copy tokens [start, start + tile length) of every KV head into ``tile`` [kv_head, token, dim]."""
@@ -73,11 +94,16 @@ class PagedKV:
         return rng.permutation(batch * (context // block_size)).reshape(batch, context // block_size)
 
     @classmethod
-    def allocate(cls, shape: DecodeShape, rng: np.random.Generator, block_size: int) -> "PagedKV":
+    def carve(cls, buffer: np.ndarray, shape: DecodeShape, block_size: int, rng: np.random.Generator) -> "PagedKV":
+        """Pools for ``shape`` over the start of ``buffer``, with a freshly scattered block table."""
         table = cls.scattered_table(shape.batch, shape.context, block_size, rng)
         pool_shape = (shape.layers, shape.kv_heads, table.size, block_size, shape.head_dim)
-        dtype = ARRAY_DTYPES[shape.dtype]
-        return cls(*(fill_uniform(np.empty(pool_shape, dtype), rng) for _ in range(2)), table, block_size)
+        return cls(*carve(buffer, [pool_shape] * 2), table, block_size)
+
+    @classmethod
+    def allocate(cls, shape: DecodeShape, rng: np.random.Generator, block_size: int) -> "PagedKV":
+        buffer = filled_buffer(2 * int(np.prod(shape.kv_array_shape)), ARRAY_DTYPES[shape.dtype], rng)
+        return cls.carve(buffer, shape, block_size, rng)
 
     @classmethod
     def paginate(cls, contiguous: ContiguousKV, block_table: np.ndarray, block_size: int) -> "PagedKV":

@@ -1,9 +1,10 @@
 """One measurement run: every kernel of every device over its batch x context grid, with the copy bound beside it.
 
-At each point all kernels of a device are set up at once and timed in rounds (copy, then each kernel, the order
-rotating each round), so a drift of the machine during the run falls on all of them alike. Warm-up steps come
-first and are not kept. Times are wall-clock (time.perf_counter) around a call that returns after the device has
-finished (CUDA: after torch.cuda.synchronize()).
+Repeats are passes over the whole grid (smallest point first, then largest first, alternately), so a slow spell of
+the machine falls on every point alike instead of on a few. At each visit all kernels of the device are set up for
+the point, warmed up (not kept), and timed once each after one timed copy, the kernel order rotating per pass.
+Times are wall-clock (time.perf_counter) around a call that returns once the device has finished (CUDA: after
+torch.cuda.synchronize()).
 """
 
 from __future__ import annotations
@@ -44,45 +45,56 @@ def _spec(config: MeasureConfig, catalog: Catalog, device: str, name: str) -> di
 
 def _time_device(config: MeasureConfig, sweep: Sweep, kernels: list[Kernel], copy_factory: Callable[[int], Step],
                  progress: tqdm, device: str) -> tuple[dict, dict[str, list[dict]]]:
-    """Raw timings of the copy and of every kernel at every point of ``sweep``."""
+    """Raw timings of the copy and of every kernel at every point of ``sweep``, one repeat per pass."""
+    shapes = [DecodeShape.of(config.model, sweep.layers, b, c, sweep.dtype) for b, c in sweep.points]
+    for shape in shapes:
+        if measured_kv_bytes(config.model, shape) != shape.kv_bytes:
+            raise AssertionError(f"KV bytes of {shape} disagree with SoK Eq. 1")
+    largest = max(shapes, key=lambda shape: shape.kv_bytes)
+    builders = [kernel.prepare(largest) for kernel in kernels]
     copy = copy_factory(sweep.copy_buffer_bytes)
-    copy_runs, points = [], {kernel.name: [] for kernel in kernels}
+    copy_times = [[] for _ in shapes]
+    times = [[[] for _ in shapes] for _ in kernels]
     try:
-        for batch, context in sweep.points:
-            shape = DecodeShape.of(config.model, sweep.layers, batch, context, sweep.dtype)
-            if measured_kv_bytes(config.model, shape) != shape.kv_bytes:
-                raise AssertionError(f"KV bytes of {shape} disagree with SoK Eq. 1")
-            progress.set_postfix_str(f"{device} batch {batch} context {context}")
-            steps = [kernel.build(shape) for kernel in kernels]
-            try:
-                for step in [copy, *steps]:
-                    for _ in range(sweep.warmup):
-                        step()
-                copy_times, times = [], [[] for _ in kernels]
-                for round_ in range(sweep.repeats):
-                    copy_times.append(timed(copy))
-                    for i in (round_ + j for j in range(len(kernels))):
-                        times[i % len(kernels)].append(timed(steps[i % len(kernels)]))
-                    progress.update(1)
-            finally:
-                for step in steps:
-                    step.close()
-            copy_runs.extend(copy_times)
-            for kernel, kernel_times in zip(kernels, times):
-                points[kernel.name].append({
-                    "batch": batch, "context": context, "kv_bytes": shape.kv_bytes, "times_s": kernel_times,
-                    "copy_times_s": copy_times, **point_summary(shape.kv_bytes, kernel_times, copy_times, copy.bytes_counted),
-                })
+        for _ in range(sweep.warmup):
+            copy()
+        for repeat in range(sweep.repeats):
+            order = range(len(shapes)) if repeat % 2 == 0 else reversed(range(len(shapes)))
+            for p in order:
+                progress.set_postfix_str(f"{device} batch {shapes[p].batch} context {shapes[p].context}")
+                steps = [build(shapes[p]) for build in builders]
+                try:
+                    for step in steps:
+                        for _ in range(sweep.warmup):
+                            step()
+                    copy_times[p].append(timed(copy))
+                    for k in ((repeat + j) % len(kernels) for j in range(len(kernels))):
+                        times[k][p].append(timed(steps[k]))
+                finally:
+                    for step in steps:
+                        step.close()
+                progress.update(1)
+        all_copies = [t for point in copy_times for t in point]
         copy_record = {
             "buffer_bytes": sweep.copy_buffer_bytes,
             "bytes_counted": copy.bytes_counted,
             "counting": "each copy reads the buffer once and writes it once: 2 x buffer bytes (STREAM Copy); "
                         "write-allocate traffic is not counted",
-            "times_s": copy_runs,
-            **copy_summary(copy_runs, copy.bytes_counted),
+            "times_s": all_copies,
+            **copy_summary(all_copies, copy.bytes_counted),
+        }
+        points = {
+            kernel.name: [
+                {"batch": shape.batch, "context": shape.context, "kv_bytes": shape.kv_bytes, "times_s": times[k][p],
+                 "copy_times_s": copy_times[p], **point_summary(shape.kv_bytes, times[k][p], copy_times[p], copy.bytes_counted)}
+                for p, shape in enumerate(shapes)
+            ]
+            for k, kernel in enumerate(kernels)
         }
     finally:
         copy.close()
+        for build in builders:
+            build.close()
     return copy_record, points
 
 
@@ -94,7 +106,7 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
     total = sum(len(config.sweeps[d].points) * config.sweeps[d].repeats for d in devices)
     started, steal_before = time.perf_counter(), cpu_steal_seconds()
     results = {}
-    with tqdm(total=total, desc="kvwall measure", unit="round", disable=not progress) as bar:
+    with tqdm(total=total, desc="kvwall measure", unit="point", disable=not progress) as bar:
         for device, (kernels, copy_factory) in devices.items():
             sweep = config.sweeps[device]
             copy, points = _time_device(config, sweep, kernels, copy_factory, bar, device)

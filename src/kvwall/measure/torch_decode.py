@@ -8,6 +8,7 @@ host-side clock read after it times the work, not the launch.
 from __future__ import annotations
 
 import importlib.util
+import math
 from functools import cache
 
 from kvwall.measure.shape import ARRAY_DTYPES, DecodeShape
@@ -62,16 +63,6 @@ class TorchSdpa:
         self.q, self.k, self.v, self.device = queries, k, v, device
 
     @classmethod
-    def random(cls, shape: DecodeShape, device: str, seed: int) -> "TorchSdpa":
-        """A cache of ``shape`` filled with uniform values in [-1, 1)."""
-        torch = _torch()
-        dtype = getattr(torch, ARRAY_DTYPES[shape.dtype])
-        generator = torch.Generator(device=device).manual_seed(seed)
-        queries = (shape.layers, shape.batch, shape.kv_heads * shape.group, 1, shape.head_dim)
-        return cls(*(torch.empty(size, dtype=dtype, device=device).uniform_(-1.0, 1.0, generator=generator)
-                     for size in (queries, shape.kv_array_shape, shape.kv_array_shape)), device)
-
-    @classmethod
     def from_arrays(cls, queries, k, v, device: str = "cpu") -> "TorchSdpa":
         """From numpy arrays laid out as kvwall.measure.numpy_decode takes them (queries [l, b, kv_head, group, dim])."""
         torch = _torch()
@@ -88,6 +79,29 @@ class TorchSdpa:
 
     def close(self) -> None:
         self.q = self.k = self.v = None
+
+
+class SdpaBuilder:
+    """One filled device buffer as large as the sweep's largest cache; each point's K and V are views of it."""
+
+    def __init__(self, largest: DecodeShape, device: str, seed: int):
+        torch = _torch()
+        self.device, self.dtype = device, getattr(torch, ARRAY_DTYPES[largest.dtype])
+        self.generator = torch.Generator(device=device).manual_seed(seed)
+        elements = 2 * math.prod(largest.kv_array_shape)
+        self.buffer = torch.empty(elements, dtype=self.dtype, device=device).uniform_(-1.0, 1.0, generator=self.generator)
+
+    def __call__(self, shape: DecodeShape) -> TorchSdpa:
+        torch = _torch()
+        size = math.prod(shape.kv_array_shape)
+        queries = (shape.layers, shape.batch, shape.kv_heads * shape.group, 1, shape.head_dim)
+        q = torch.empty(queries, dtype=self.dtype, device=self.device).uniform_(-1.0, 1.0, generator=self.generator)
+        k = self.buffer[:size].view(shape.kv_array_shape)
+        v = self.buffer[size : 2 * size].view(shape.kv_array_shape)
+        return TorchSdpa(q, k, v, self.device)
+
+    def close(self) -> None:
+        self.buffer = None
         if self.device == "cuda":
             _torch().cuda.empty_cache()
 
