@@ -11,6 +11,9 @@ include: "workflow/rules/preflight.smk"
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/audit.smk"

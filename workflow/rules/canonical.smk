@@ -44,7 +44,12 @@ rule canonical_figure_constraints:
         tiers="config/tiers.yaml",
         script="workflow/scripts/canonical_figure_constraints.py",
     output:
-        svg="figures/fig3_1_four_constraints.svg",
+        svg=report(
+            "figures/fig3_1_four_constraints.svg",
+            caption="../report/fig3_1_four_constraints.rst",
+            category="Four constraints",
+            labels={"figure": "fig3_1_four_constraints", "evidence": "derived"},
+        ),
         pdf="figures/fig3_1_four_constraints.pdf",
         png="figures/fig3_1_four_constraints.png",
     log:
@@ -63,7 +68,12 @@ rule canonical_figure_timeline:
         tiers="config/tiers.yaml",
         script="workflow/scripts/canonical_figure_timeline.py",
     output:
-        svg="figures/tier_sustainability_vs_hiding.svg",
+        svg=report(
+            "figures/tier_sustainability_vs_hiding.svg",
+            caption="../report/tier_sustainability_vs_hiding.rst",
+            category="Four constraints",
+            labels={"figure": "tier_sustainability_vs_hiding", "evidence": "derived"},
+        ),
         pdf="figures/tier_sustainability_vs_hiding.pdf",
         png="figures/tier_sustainability_vs_hiding.png",
     log:

@@ -12,7 +12,13 @@ rule table:
         KVWALL_CODE,
         "config/config.yaml",
     output:
-        csv="tables/{evidence}/{name}.csv",
+        csv=report(
+            "tables/{evidence}/{name}.csv",
+            caption="../report/table.rst",
+            category="Tables",
+            subcategory="{evidence}",
+            labels={"table": "{name}", "evidence": "{evidence}"},
+        ),
         md="tables/{evidence}/{name}.md",
         tex="tables/{evidence}/{name}.tex",
     wildcard_constraints:
