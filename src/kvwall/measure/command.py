@@ -3,6 +3,7 @@
     kvwall measure                      # full sweep -> data/measured/<platform>-<date>.json
     kvwall measure --quick              # a few seconds -> logs/measure/<platform>-<date>-quick.json
     kvwall measure --model llama-3-8b --output run.json
+    python -m kvwall.measure --output DIR   # the same, where the kvwall entry point is not installed
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--quick", action="store_true", help="the small grid of config/measure.yaml (CI, a few seconds)")
     parser.add_argument("--model", help="model id from config/models.yaml (default: the model of config/measure.yaml)")
-    parser.add_argument("--output", metavar="PATH", help="record path (default: data/measured/<platform>-<date>.json; "
-                        "with --quick, logs/measure/<platform>-<date>-quick.json)")
+    parser.add_argument("--output", metavar="PATH", help="record path, or a folder to write <platform>-<date>.json into "
+                        "(default: data/measured/<platform>-<date>.json; with --quick, logs/measure/<platform>-<date>-quick.json)")
     parser.add_argument("--config", metavar="DIR", default="config", help="config directory (default: ./config)")
     parser.add_argument("--measure-config", metavar="PATH", help="benchmark settings (default: <config>/measure.yaml)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -41,7 +42,10 @@ def run_command(args: argparse.Namespace) -> int:
     settings = args.measure_config or Path(args.config) / "measure.yaml"
     config = load_measure_config(settings, catalog, "quick" if args.quick else "full", args.model)
     record = measure(config, catalog, progress=not args.no_progress)
-    path = write_record(record, args.output or default_path(record))
+    path = Path(args.output) if args.output else default_path(record)
+    if path.is_dir():
+        path = path / default_path(record).name
+    path = write_record(record, path)
     print("\n".join(summary_lines(record)))
     print(f"record: {path}")
     return 0 if record["valid"] else 1

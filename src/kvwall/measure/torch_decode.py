@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 from functools import cache
 
 from kvwall.measure.shape import ARRAY_DTYPES, DecodeShape
@@ -23,6 +24,8 @@ def torch_installed() -> bool:
 
 @cache
 def _torch():
+    # Interleaved with the numpy kernels on the same cores: idle OpenMP workers must sleep, not spin on them.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
 
     return torch
