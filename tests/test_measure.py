@@ -17,7 +17,7 @@ from kvwall.measure.figure import copy_bound_slope, kv_slope_figure
 from kvwall.measure.fit import bandwidth_from_slope, fit_line
 from kvwall.measure.kv_layouts import ContiguousKV, PagedKV
 from kvwall.measure.numpy_decode import NumpyDecode, reference_decode, splits_per_sequence
-from kvwall.measure.record import read_record, read_records, to_json
+from kvwall.measure.record import free_path, read_record, read_records, to_json
 from kvwall.measure.shape import DecodeShape, measured_kv_bytes
 from kvwall.measure.table import kv_slope_table
 from kvwall.reported import load_reported
@@ -277,6 +277,15 @@ def test_quick_mode_writes_a_record_that_validates(quick_run, settings, catalog)
         assert all(len(p["times_s"]) == quick.sweeps["cpu"].repeats for p in kernel["points"])
         assert 0.0 <= kernel["fit"]["r_squared"] <= 1.0
         assert set(kernel["targets"]) == set(settings.targets)
+
+
+def test_a_second_record_of_the_day_does_not_replace_the_first(tmp_path):
+    first = tmp_path / "amd-epyc-2c-2026-11-29.json"
+    assert free_path(first) == first
+    first.write_text("{}")
+    assert free_path(first).name == "amd-epyc-2c-2026-11-29-2.json"
+    (tmp_path / "amd-epyc-2c-2026-11-29-2.json").write_text("{}")
+    assert free_path(first).name == "amd-epyc-2c-2026-11-29-3.json"
 
 
 def test_records_are_written_with_sorted_keys(quick_run):

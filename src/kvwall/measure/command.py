@@ -23,7 +23,7 @@ def register(subparsers) -> None:
     parser.add_argument("--quick", action="store_true", help="the small grid of config/measure.yaml (CI, a few seconds)")
     parser.add_argument("--model", help="model id from config/models.yaml (default: the model of config/measure.yaml)")
     parser.add_argument("--output", metavar="PATH", help="record path, or a folder to write <platform>-<date>.json into "
-                        "(default: data/measured/<platform>-<date>.json; with --quick, logs/measure/<platform>-<date>-quick.json)")
+                        "(default: data/measured/<platform>-<date>.json, -2, -3, ... when taken; with --quick, logs/measure/)")
     parser.add_argument("--config", metavar="DIR", default="config", help="config directory (default: ./config)")
     parser.add_argument("--measure-config", metavar="PATH", help="benchmark settings (default: <config>/measure.yaml)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -34,7 +34,7 @@ def run_command(args: argparse.Namespace) -> int:
     """Measure, write the record, print the summary; 0 for a valid run, 1 for an invalid one."""
     from kvwall.loader import load_catalog
     from kvwall.measure.config import load_measure_config
-    from kvwall.measure.record import default_path, write_record
+    from kvwall.measure.record import default_path, free_path, write_record
     from kvwall.measure.run import measure
     from kvwall.measure.summary import summary_lines
 
@@ -42,9 +42,9 @@ def run_command(args: argparse.Namespace) -> int:
     settings = args.measure_config or Path(args.config) / "measure.yaml"
     config = load_measure_config(settings, catalog, "quick" if args.quick else "full", args.model)
     record = measure(config, catalog, progress=not args.no_progress)
-    path = Path(args.output) if args.output else default_path(record)
+    path = Path(args.output) if args.output else free_path(default_path(record))
     if path.is_dir():
-        path = path / default_path(record).name
+        path = free_path(path / default_path(record).name)
     path = write_record(record, path)
     print("\n".join(summary_lines(record)))
     print(f"record: {path}")

@@ -21,6 +21,15 @@ def default_path(record: dict) -> Path:
     return QUICK_DIR / f"{stem}-quick.json" if record["mode"] == "quick" else RECORDS_DIR / f"{stem}.json"
 
 
+def free_path(path: Path) -> Path:
+    """``path``, or ``<stem>-2``, ``<stem>-3``, ... beside it when taken: a second run the same day keeps the first."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
+
+
 def to_json(record: dict) -> str:
     return json.dumps(record, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
