@@ -27,7 +27,7 @@ class Card:
     name: str
     status: str
     statement: str
-    evidence: str
+    evidence: str  # the class of every number in the quote; empty where the quote marks each number itself
     quote: str
 
 
@@ -64,9 +64,9 @@ def cards(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> tuple[Card,
              f"{figure['capacity']}: {q['seq_without']} → {q['seq_with']} sequences of {q['context']} resident "
              f"with a {q['tier_capacity']} tier."),
         Card("HBM-side bandwidth", "UNCHANGED", "Every decode step, attention reads the whole active KV from HBM, "
-             "wherever that KV waits between steps.", "reported",
-             f"KV slopes {q['slope_hf']} against {q['slope_vllm']}, {q['slope_apart']} apart across two frameworks "
-             "(reported, GB10 LPDDR5X): the kernel does not fix it, nor does capacity behind HBM."),
+             "wherever that KV waits between steps.", "",
+             f"KV slopes {q['slope_hf']} against {q['slope_vllm']} across two frameworks (GB10 LPDDR5X) "
+             f"[reported]; {q['slope_apart']} apart [derived]: the kernel does not fix it, nor does capacity behind HBM."),
         Card("Tier-ingress bandwidth", "CREATED", "The KV kept behind the link has to come across as fast as the decode "
              "set consumes it: one aggregate rate (sustainability).", "derived",
              f"{figure['ingress']}: at most {q['max_fraction']} of the active KV can sit behind a {q['ingress_link']} link "
@@ -120,7 +120,8 @@ def _cards(axis, items: tuple[Card, ...]) -> None:
         axis.text(0.965, y + height - 0.025, card.status, fontsize=6.5, weight="bold", color="white", ha="right", va="center",
                   bbox={"boxstyle": "round,pad=0.25", "facecolor": color, "edgecolor": "none"})
         axis.text(0.445, y + height - 0.06, textwrap.fill(card.statement, 100), fontsize=7, va="top")
-        axis.text(0.445, y + 0.012, textwrap.fill(f"{card.quote} [{card.evidence}]", 104), fontsize=6.8, va="bottom",
+        quote = f"{card.quote} [{card.evidence}]" if card.evidence else card.quote  # else each number is marked inline
+        axis.text(0.445, y + 0.012, textwrap.fill(quote, 104), fontsize=6.8, va="bottom",
                   color="#303030", style="italic")
 
 
