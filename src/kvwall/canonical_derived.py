@@ -7,13 +7,14 @@ These numbers are read from the derived tables by column name, never re-typed: e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING, Mapping
 
 from kvwall.canonical import Block, Number, Row, Section, label
 from kvwall.catalog import Catalog
 from kvwall.formats import format_value
+
+if TYPE_CHECKING:  # the tables arrive as DataFrames; the Snakefile imports TABLE_INPUTS without pandas
+    import pandas as pd
 
 
 @dataclass(frozen=True)

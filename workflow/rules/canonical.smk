@@ -1,5 +1,5 @@
 # CANONICAL-NUMBERS.md, its machine-readable twin, and the four-constraints figures.
-from kvwall.canonical_build import table_paths
+from kvwall.canonical_derived import TABLE_INPUTS
 
 TIER_FIGURES = ("fig3_1_four_constraints", "tier_sustainability_vs_hiding")
 CANONICAL_ARTIFACTS = [
@@ -15,7 +15,7 @@ rule canonical_numbers:
         REPORTED_INPUTS,
         KVWALL_CODE,
         tiers="config/tiers.yaml",
-        tables=list(table_paths().values()),
+        tables=expand("tables/{artifact}.csv", artifact=TABLE_INPUTS),
         # This project's measurement tables: those the measured leg renders from data/measured/ (MEASURED_ARTIFACTS,
         # known once the whole workflow is read) and any committed under tables/measured/.
         measured=lambda wildcards: sorted(

@@ -70,6 +70,8 @@ def token_axis(axis: Axis) -> None:
 def save(figure: Figure, paths: Iterable[str | Path]) -> None:
     """Write ``figure`` to each path in the format its suffix names (svg, pdf, png), without dates or versions."""
     with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT}):
-        for path in paths:
+        for i, path in enumerate(paths):
             fmt = Path(path).suffix.lstrip(".")
             figure.savefig(path, format=fmt, metadata=_METADATA[fmt])
+            if i == 0:
+                figure.set_layout_engine("none")  # the first save laid the figure out; the others reuse it
