@@ -26,8 +26,12 @@ from kvwall.roofline import arithmetic_intensity, resident_weight_bytes, step_kv
 
 #: What a build needs even where git ignores it or there is no git checkout: these paths, where present.
 WORKFLOW_PATHS = ("Snakefile", "workflow", "config", "notebooks", "data")
-#: The libraries a pipeline job imports; a bare interpreter importing them is the cost of one job.
-PIPELINE_IMPORTS = ("kvwall.loader", "kvwall.render", "numpy", "pandas", "matplotlib.pyplot", "jsonschema", "yaml")
+#: The libraries a pipeline job imports (snakemake.script unpickles each script job's context; papermill runs the
+#: notebooks); a bare interpreter importing them is the cost of one job.
+PIPELINE_IMPORTS = (
+    "snakemake.script", "kvwall.loader", "kvwall.render", "numpy", "pandas", "matplotlib.pyplot", "jsonschema", "yaml",
+    "papermill",
+)
 #: Targets: cold build within 1.5x the floor, no-op rebuild under 2 s, at least 1e7 grid points per second.
 COLD_OVER_FLOOR = 1.5
 NOOP_SECONDS = 2.0
