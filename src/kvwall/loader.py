@@ -182,8 +182,8 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
     raise SpecError(file, _key_path(path), reason)
 
 
-class _Reader:
-    """Turns the quantities of one validated file into Sourced values, checking units and source ids."""
+class QuantityReader:
+    """Turns the {value, unit, source} nodes of one validated file into Sourced values, checking units and source ids."""
 
     def __init__(self, file: str | Path, document: Mapping, evidence: str):
         self.file, self.sources, self.evidence = str(file), document.get("sources", {}), evidence
@@ -204,13 +204,13 @@ class _Reader:
         return Sourced(value, node["value"], node["unit"], self.source(source_id, f"{key}.source"), self.evidence)
 
 
-def _load(path: Path, schema_name: str) -> tuple[Mapping, _Reader]:
+def _load(path: Path, schema_name: str) -> tuple[Mapping, QuantityReader]:
     document = read_yaml(path)
     validate(document, schema_name, path)
-    return document, _Reader(path, document, document["evidence"])
+    return document, QuantityReader(path, document, document["evidence"])
 
 
-def _devices(document: Mapping, reader: _Reader) -> dict[str, Device]:
+def _devices(document: Mapping, reader: QuantityReader) -> dict[str, Device]:
     devices = {}
     for device_id, entry in document["devices"].items():
         key = f"devices.{device_id}"
@@ -246,7 +246,7 @@ _MODEL_COUNTS = ("n_layers", "n_q_heads", "n_kv_heads", "head_dim", "hidden_size
 _MOE_COUNTS = ("routed_experts", "experts_per_token", "shared_experts", "expert_intermediate_size", "dense_layers")
 
 
-def _models(document: Mapping, reader: _Reader) -> dict[str, Model]:
+def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
     models = {}
     for model_id, entry in document["models"].items():
         key, default = f"models.{model_id}", entry["source"]
@@ -284,7 +284,7 @@ def _models(document: Mapping, reader: _Reader) -> dict[str, Model]:
     return models
 
 
-def _links(document: Mapping, reader: _Reader) -> dict[str, Link]:
+def _links(document: Mapping, reader: QuantityReader) -> dict[str, Link]:
     links = {}
     for link_id, entry in document["links"].items():
         bandwidth = reader.quantity(entry["bandwidth"], f"links.{link_id}.bandwidth", "bytes/s")
@@ -292,7 +292,7 @@ def _links(document: Mapping, reader: _Reader) -> dict[str, Link]:
     return links
 
 
-def _assumptions(document: Mapping, reader: _Reader) -> Assumptions:
+def _assumptions(document: Mapping, reader: QuantityReader) -> Assumptions:
     prov, values = {}, {}
     for name, node in document["assumptions"].items():
         key = f"assumptions.{name}"
@@ -319,7 +319,7 @@ def _assumptions(document: Mapping, reader: _Reader) -> Assumptions:
     )
 
 
-def _workloads(document: Mapping, reader: _Reader) -> dict[str, Workload]:
+def _workloads(document: Mapping, reader: QuantityReader) -> dict[str, Workload]:
     workloads = {}
     for workload_id, entry in document["workloads"].items():
         key = f"workloads.{workload_id}"
@@ -343,7 +343,7 @@ def _workloads(document: Mapping, reader: _Reader) -> dict[str, Workload]:
     return workloads
 
 
-def _techniques(document: Mapping, reader: _Reader, baseline_bits: float) -> tuple[dict[str, Domain], dict[str, Technique]]:
+def _techniques(document: Mapping, reader: QuantityReader, baseline_bits: float) -> tuple[dict[str, Domain], dict[str, Technique]]:
     domains = {
         domain_id: Domain(domain_id, d["name"], d["mechanism"], d["scales"], d["lossless"], tuple(d["methods"]))
         for domain_id, d in document["domains"].items()
@@ -372,7 +372,7 @@ def _techniques(document: Mapping, reader: _Reader, baseline_bits: float) -> tup
     return domains, techniques
 
 
-def _configurations(document: Mapping, reader: _Reader) -> tuple[int, tuple[float, ...], tuple[Configuration, ...]]:
+def _configurations(document: Mapping, reader: QuantityReader) -> tuple[int, tuple[float, ...], tuple[Configuration, ...]]:
     node = document["configurations"]
     batch = reader.quantity(node["batch"], "configurations.batch", "count", node["source"])
     contexts = tuple(
@@ -404,7 +404,7 @@ def load_user_specs(path: str | Path, catalog: Catalog) -> Catalog:
         if collection in document:
             part = {k: document[k] for k in ("evidence", "sources", collection) if k in document}
             validate(part, collection, path)
-            added = builder(part, _Reader(path, part, part["evidence"]))
+            added = builder(part, QuantityReader(path, part, part["evidence"]))
             _check_new_ids(target, added, path, collection, catalog.files[collection])
             target.update(added)
     files = dict(catalog.files)

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Callable, Mapping
 
 from kvwall.catalog import Catalog
-from kvwall.loader import SpecError, read_yaml, validate
+from kvwall.loader import QuantityReader, SpecError, read_yaml, validate
 from kvwall.specs import Device, Model, Sourced, Workload
 from kvwall.tiering import DecodeSet, Prefetch, Residency, Tier, TierScenario
-from kvwall.units import UnitError, to_base
 
 
 @dataclass(frozen=True)
@@ -84,32 +83,13 @@ class TierSpecs:
         )
 
 
-class _Quantities:
-    """Turns {value, unit, source} nodes of one file into Sourced values, checking dimension and source id."""
-
-    def __init__(self, file: str, sources: Mapping[str, str], evidence: str):
-        self.file, self.sources, self.evidence = file, sources, evidence
-
-    def __call__(self, node: Mapping, key: str, dimension: str, default_source: str | None = None) -> Sourced:
-        source_id = node.get("source", default_source)
-        if source_id is None:
-            raise SpecError(self.file, key, "no source: give 'source' here or on the entry")
-        if source_id not in self.sources:
-            raise SpecError(self.file, f"{key}.source", f"source {source_id!r} is not listed under 'sources'")
-        try:
-            value = to_base(node["value"], node["unit"], dimension)
-        except UnitError as err:
-            raise SpecError(self.file, f"{key}.unit", str(err)) from None
-        return Sourced(value, node["value"], node["unit"], self.sources[source_id], self.evidence)
-
-
 def _pick(collection: Mapping, item_id: str, file: str, key: str, where: str):
     if item_id not in collection:
         raise SpecError(file, key, f"{item_id!r} does not exist in {where}")
     return collection[item_id]
 
 
-def _links(document: Mapping, catalog: Catalog, quantity: _Quantities, file: str) -> dict[str, TierLink]:
+def _links(document: Mapping, catalog: Catalog, quantity: Callable[..., Sourced], file: str) -> dict[str, TierLink]:
     links = {}
     for link_id, entry in document["links"].items():
         key = f"links.{link_id}"
@@ -123,7 +103,7 @@ def _links(document: Mapping, catalog: Catalog, quantity: _Quantities, file: str
     return links
 
 
-def _scenario(scenario_id: str, entry: Mapping, catalog: Catalog, quantity: _Quantities, file: str) -> ScenarioSpec:
+def _scenario(scenario_id: str, entry: Mapping, catalog: Catalog, quantity: Callable[..., Sourced], file: str) -> ScenarioSpec:
     key = f"scenarios.{scenario_id}"
     source = entry["source"]
     prov = {
@@ -144,7 +124,7 @@ def _scenario(scenario_id: str, entry: Mapping, catalog: Catalog, quantity: _Qua
     )
 
 
-def _economics(entry: Mapping, catalog: Catalog, links: Mapping[str, TierLink], quantity: _Quantities, file: str) -> EconomicsSpec:
+def _economics(entry: Mapping, catalog: Catalog, links: Mapping[str, TierLink], quantity: Callable[..., Sourced], file: str) -> EconomicsSpec:
     source = entry["source"]
     prov = {"block": quantity(entry["block"], "economics.block", "tokens", source)}
     for i, node in enumerate(entry["mfu"]):
@@ -173,7 +153,7 @@ def load_tiers(path: str | Path, catalog: Catalog) -> TierSpecs:
     file = str(path)
     document = read_yaml(path)
     validate(document, "tiers", file)
-    quantity = _Quantities(file, document["sources"], document["evidence"])
+    quantity = QuantityReader(file, document, document["evidence"]).quantity
     links = _links(document, catalog, quantity, file)
     scenarios = {sid: _scenario(sid, entry, catalog, quantity, file) for sid, entry in document["scenarios"].items()}
     for scenario in scenarios.values():
