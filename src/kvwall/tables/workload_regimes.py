@@ -44,7 +44,7 @@ def workloads(catalog: Catalog, selections: dict) -> Table:
         caption="W1 and W2 isolate the batch-size lever, W3 prefix sharing, W4 reuse across sessions. Traffic: "
         "weight-dominated below s*(b), KV-dominated above. Regime: weight-bound below s*(b), kv-bound between s*(b) and "
         "s_cap, capacity-bound above s_cap, the context at which one sequence no longer fits beside the weights (SoK "
-        "sections 3.5, 5.1). A batch longer than s_cap(b) = s_cap / b outgrows one device and is sharded (Table 5 "
+        "sections 3.5, 5.1). Above s_cap(b) = s_cap / b a batch outgrows one device and is sharded (Table 5 "
         "caption); devices needed: weights plus stored KV (prefix stored once in W3) over one device's HBM.",
         columns=(
             Column("workload_id", "ID"),
