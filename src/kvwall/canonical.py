@@ -28,15 +28,11 @@ EVIDENCE_MEANINGS = {
     "measured": "Measured by this pipeline on named hardware, with the raw data committed.",
 }
 
-#: Units shown by scaling a base value (the rest come from kvwall.units).
-_DISPLAY_FACTORS = {"percent": 0.01, "FLOP/B": 1.0, "tokens/s": 1.0, "×": 1.0, "ratio": 1.0}
 _DISPLAY_SUFFIX = {"percent": "%", "×": "×", "ratio": "", "count": "", "": ""}
 
 
 def in_unit(base_value: float, unit: str) -> float:
-    """A base-unit value (bytes, s, bytes/s, FLOP/s, fractions) expressed in ``unit``."""
-    if unit in _DISPLAY_FACTORS:
-        return base_value / _DISPLAY_FACTORS[unit]
+    """A base-unit value (bytes, s, bytes/s, FLOP/s, fractions) expressed in ``unit`` (kvwall.units)."""
     return base_value / to_base(1.0, unit)
 
 

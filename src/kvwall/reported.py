@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvwall.loader import SpecError, read_yaml, validate
-from kvwall.units import UNITS, to_base
+from kvwall.units import UnitError, to_base
 
 
 @dataclass(frozen=True)
@@ -27,16 +27,11 @@ class Reported:
     file: str
 
 
-#: Units reported values may use beyond kvwall.units: percentages and token rates.
-_EXTRA_UNITS = {"percent": 0.01, "tokens/s": 1.0}
-
-
 def _base(value: float, unit: str, file: str, key: str) -> float:
-    if unit in _EXTRA_UNITS:
-        return value * _EXTRA_UNITS[unit]
-    if unit not in UNITS:
-        raise SpecError(file, f"{key}.unit", f"unit {unit!r} is not understood")
-    return to_base(value, unit)
+    try:
+        return to_base(value, unit)
+    except UnitError as err:
+        raise SpecError(file, f"{key}.unit", str(err)) from None
 
 
 def load_reported(folder: str | Path = "config/reported") -> dict[str, Reported]:

@@ -10,7 +10,10 @@ from __future__ import annotations
 UNITS: dict[str, tuple[str, float]] = {
     "count": ("count", 1.0),
     "ratio": ("ratio", 1.0),
+    "percent": ("ratio", 0.01),
+    "×": ("ratio", 1.0),
     "tokens": ("tokens", 1.0),
+    "tokens/s": ("tokens/s", 1.0),
     "bit": ("bytes", 1 / 8),
     "B": ("bytes", 1.0),
     "KB": ("bytes", 1e3),
@@ -34,6 +37,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "ns": ("s", 1e-9),
     "min": ("s", 60.0),
     "ms/GiB": ("s/byte", 1e-3 / 2.0**30),
+    "FLOP/B": ("FLOP/B", 1.0),
 }
 
 #: Bytes per element of each storage format named in specs.
