@@ -1,10 +1,15 @@
 # Load and validate every input before any rule runs: bad input stops here, with file, key and reason,
 # and nothing under tables/ or figures/ is touched.
 import glob
+import os
 import sys
 
 from kvwall.loader import SPEC_FILES, SpecError, load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.reported import load_reported
+
+# Shell rules (papermill, nbstripout) use the tools installed beside the interpreter that runs Snakemake, also when
+# its environment is not activated (`.venv/bin/snakemake`).
+os.environ["PATH"] = os.pathsep.join((os.path.dirname(sys.executable), os.environ.get("PATH", "")))
 
 PRINTED_NUMBERS = "config/paper/printed.yaml"
 CONFIG_FILE = workflow.configfiles[0] if workflow.configfiles else "config/config.yaml"
