@@ -5,7 +5,10 @@ AUDIT_ARTIFACTS = expand("tables/audit/reproduction.{ext}", ext=("csv", "md", "t
 rule audit:
     input:
         printed=PRINTED_NUMBERS,
-        tables=expand("tables/{artifact}.csv", artifact=sorted(a for a in ARTIFACTS if a.startswith("derived/"))),
+        tables=expand(
+            "tables/{artifact}.csv",
+            artifact=sorted(a for a in ARTIFACTS if a.startswith("derived/")),
+        ),
         code=KVWALL_CODE,
     output:
         csv=report(
@@ -13,7 +16,10 @@ rule audit:
             caption="../report/audit.rst",
             category="Tables",
             subcategory="audit",
-            labels={"table": "reproduction", "evidence": "audit (reported vs derived)"},
+            labels={
+                "table": "reproduction",
+                "evidence": "audit (reported vs derived)",
+            },
         ),
         md="tables/audit/reproduction.md",
         tex="tables/audit/reproduction.tex",

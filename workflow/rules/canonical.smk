@@ -19,7 +19,11 @@ rule canonical_numbers:
         # This project's measurement tables: those the measured leg renders from data/measured/ (MEASURED_ARTIFACTS,
         # known once the whole workflow is read) and any committed under tables/measured/.
         measured=lambda wildcards: sorted(
-            {p for p in MEASURED_ARTIFACTS if p.startswith("tables/measured/") and p.endswith(".md")}
+            {
+                p
+                for p in MEASURED_ARTIFACTS
+                if p.startswith("tables/measured/") and p.endswith(".md")
+            }
             | set(glob.glob("tables/measured/*.md"))
         ),
         template="src/kvwall/templates/canonical-numbers.md.j2",

@@ -4,19 +4,33 @@ import glob
 import os
 import sys
 
-from kvwall.loader import SPEC_FILES, SpecError, load_catalog, load_workflow_config, read_yaml, validate
+from kvwall.loader import (
+    SpecError,
+    load_catalog,
+    load_workflow_config,
+    read_yaml,
+    validate,
+)
 from kvwall.reported import load_reported
+
+
+envvars:
+    "PATH",
+
 
 # Shell rules (papermill, nbstripout) use the tools installed beside the interpreter that runs Snakemake, also when
 # its environment is not activated (`.venv/bin/snakemake`).
-os.environ["PATH"] = os.pathsep.join((os.path.dirname(sys.executable), os.environ.get("PATH", "")))
+os.environ["PATH"] = os.pathsep.join(
+    (os.path.dirname(sys.executable), os.environ.get("PATH", ""))
+)
 
 PRINTED_NUMBERS = "config/paper/printed.yaml"
 CONFIG_FILE = workflow.configfiles[0] if workflow.configfiles else "config/config.yaml"
 
 try:
+    # Snakemake's own reader keeps the last of a key given twice; refuse it instead.
     for path in workflow.configfiles:
-        read_yaml(path)  # Snakemake's own reader keeps the last of a key given twice; refuse it instead
+        read_yaml(path)
     validate(config, "config", CONFIG_FILE)
     CATALOG = load_catalog(config["config_dir"])
     SELECTIONS = load_workflow_config(config, CATALOG, CONFIG_FILE)

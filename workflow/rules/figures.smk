@@ -22,15 +22,18 @@ for figure_name, figure_entry in FIGURES.items():
                 f"figures/{figure_name}.svg",
                 caption=f"../report/{figure_name}.rst",
                 category="Figures",
-                labels={"figure": figure_entry.title, "evidence": figure_entry.evidence},
+                labels={
+                    "figure": figure_entry.title,
+                    "evidence": figure_entry.evidence,
+                },
             ),
             pdf=f"figures/{figure_name}.pdf",
             png=f"figures/{figure_name}.png",
-        params:
-            figure=figure_name,
         log:
             f"logs/figures/{figure_name}.log",
         conda:
             "../envs/kvwall.yaml"
+        params:
+            figure=figure_name,
         script:
             "../scripts/figure.py"

@@ -15,12 +15,12 @@ rule measured_table:
         csv=MEASURED_TABLE[0],
         md=MEASURED_TABLE[1],
         tex=MEASURED_TABLE[2],
-    params:
-        records=MEASURED_RECORDS,
     log:
         "logs/measure/measured_table.log",
     conda:
         "../envs/kvwall.yaml"
+    params:
+        records=MEASURED_RECORDS,
     script:
         "../scripts/measure_table.py"
 
@@ -39,16 +39,19 @@ rule measured_figure:
             MEASURED_FIGURE[0],
             caption="../report/measured_kv_slope.rst",
             category="Measured",
-            labels={"figure": "Measured KV slopes beside the reported GB10 fits", "evidence": "measured, reported"},
+            labels={
+                "figure": "Measured KV slopes beside the reported GB10 fits",
+                "evidence": "measured, reported",
+            },
         ),
         pdf=MEASURED_FIGURE[1],
         png=MEASURED_FIGURE[2],
-    params:
-        records=MEASURED_RECORDS,
     log:
         "logs/measure/measured_figure.log",
     conda:
         "../envs/kvwall.yaml"
+    params:
+        records=MEASURED_RECORDS,
     script:
         "../scripts/measure_figure.py"
 
@@ -61,10 +64,10 @@ rule measure:
         KVWALL_CODE,
         "workflow/scripts/measure.py",
         measure_config="config/measure.yaml",
-    threads: workflow.cores
     log:
         "logs/measure/measure.log",
     conda:
         "../envs/kvwall.yaml"
+    threads: workflow.cores
     script:
         "../scripts/measure.py"

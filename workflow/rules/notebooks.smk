@@ -8,23 +8,37 @@ import shlex
 
 from kvwall.tables import ARTIFACTS
 
-mimetypes.add_type("application/x-ipynb+json", ".ipynb")  # the HTML report offers executed notebooks as notebooks
+# The HTML report offers executed notebooks as notebooks.
+mimetypes.add_type("application/x-ipynb+json", ".ipynb")
 
 DERIVED_TABLES = sorted(a for a in ARTIFACTS if a.startswith("derived/"))
 NOTEBOOKS = {
     "01_footprint_and_crossovers": {
         "title": "(a) KV footprint and the two crossovers",
-        "tables": ["derived/table1_kv_per_token", "derived/table4_traffic_crossover", "derived/capacity_crossover"],
+        "tables": [
+            "derived/table1_kv_per_token",
+            "derived/table4_traffic_crossover",
+            "derived/capacity_crossover",
+        ],
         "parameters": ("model", "device", "batch", "context"),
     },
     "02_roofline_and_regimes": {
         "title": "(b) Roofline, placement and the three regimes",
-        "tables": ["derived/table3_ridge", "derived/intensity_limits", "derived/placement_ceilings", "derived/table6_workloads"],
+        "tables": [
+            "derived/table3_ridge",
+            "derived/intensity_limits",
+            "derived/placement_ceilings",
+            "derived/table6_workloads",
+        ],
         "parameters": ("model", "device", "batch", "context"),
     },
     "03_comparison_matrix": {
         "title": "(c) The comparison matrix, Tables 5 and 7",
-        "tables": ["derived/table5_roofline_bounds", "derived/table7_speedups", "derived/combinations"],
+        "tables": [
+            "derived/table5_roofline_bounds",
+            "derived/table7_speedups",
+            "derived/combinations",
+        ],
         "parameters": ("model", "device", "batch", "context"),
     },
     "04_reproduction_audit": {
@@ -35,16 +49,26 @@ NOTEBOOKS = {
     },
 }
 NOTEBOOK_ARTIFACTS = expand("notebooks/executed/{notebook}.ipynb", notebook=NOTEBOOKS)
-VOLATILE_NOTEBOOK_KEYS = (
-    "metadata.papermill cell.metadata.papermill cell.metadata.execution metadata.language_info.version"
-)
+VOLATILE_NOTEBOOK_KEYS = "metadata.papermill cell.metadata.papermill cell.metadata.execution metadata.language_info.version"
 
 
 def papermill_options(entry):
     """-p options: the relative input paths, then each parameter given as --config notebook_<name>=<value>."""
-    given = {"config_dir": config["config_dir"], "tables_dir": "tables", **entry.get("files", {})}
-    given.update({name: config[f"notebook_{name}"] for name in entry["parameters"] if f"notebook_{name}" in config})
-    return " ".join(f"-p {name} {shlex.quote(str(value))}" for name, value in given.items())
+    given = {
+        "config_dir": config["config_dir"],
+        "tables_dir": "tables",
+        **entry.get("files", {}),
+    }
+    given.update(
+        {
+            name: config[f"notebook_{name}"]
+            for name in entry["parameters"]
+            if f"notebook_{name}" in config
+        }
+    )
+    return " ".join(
+        f"-p {name} {shlex.quote(str(value))}" for name, value in given.items()
+    )
 
 
 for notebook_name, notebook_entry in NOTEBOOKS.items():
@@ -64,15 +88,18 @@ for notebook_name, notebook_entry in NOTEBOOKS.items():
                 f"notebooks/executed/{notebook_name}.ipynb",
                 caption=f"../report/{notebook_name}.rst",
                 category="Audit notebooks",
-                labels={"notebook": notebook_entry["title"], "evidence": "derived, asserted against the tables"},
+                labels={
+                    "notebook": notebook_entry["title"],
+                    "evidence": "derived, asserted against the tables",
+                },
             ),
-        params:
-            options=papermill_options(notebook_entry),
-            volatile=VOLATILE_NOTEBOOK_KEYS,
         log:
             f"logs/notebooks/{notebook_name}.log",
         conda:
             "../envs/kvwall.yaml"
+        params:
+            options=papermill_options(notebook_entry),
+            volatile=VOLATILE_NOTEBOOK_KEYS,
         shell:
             "papermill {input.notebook} {output} -k python3 {params.options} --no-progress-bar > {log} 2>&1"
             " && nbstripout --keep-output --keep-count --extra-keys '{params.volatile}' {output} >> {log} 2>&1"

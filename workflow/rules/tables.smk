@@ -2,7 +2,9 @@
 # tables/<evidence class>/ (tables/paper/ holds side-by-side views with each column's class marked).
 from kvwall.tables import ARTIFACTS
 
-TABLE_ARTIFACTS = expand("tables/{artifact}.{ext}", artifact=sorted(ARTIFACTS), ext=("csv", "md", "tex"))
+TABLE_ARTIFACTS = expand(
+    "tables/{artifact}.{ext}", artifact=sorted(ARTIFACTS), ext=("csv", "md", "tex")
+)
 
 
 rule table:
@@ -21,10 +23,10 @@ rule table:
         ),
         md="tables/{evidence}/{name}.md",
         tex="tables/{evidence}/{name}.tex",
-    wildcard_constraints:
-        evidence="spec|assumption|derived|reported|paper",
     log:
         "logs/tables/{evidence}/{name}.log",
+    wildcard_constraints:
+        evidence="spec|assumption|derived|reported|paper",
     conda:
         "../envs/kvwall.yaml"
     script:
