@@ -52,10 +52,9 @@ DTYPE_BYTES: dict[str, float] = {
     "int2": 0.25,
 }
 
+#: Scale factors code divides by to print in a unit: decimal GB, binary GiB, milliseconds.
 GB = 1e9
-TB = 1e12
 GiB = 2.0**30
-MB = 1e6
 MS = 1e-3
 
 
