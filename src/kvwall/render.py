@@ -170,8 +170,8 @@ def write_text(path: Path, content: str) -> None:
 def write_table(table: Table, outputs: Sequence[str | Path], folder_class: str) -> None:
     """Write a table to each output path by suffix (.csv, .md, .tex) under the folder of its evidence class.
 
-    ``folder_class`` is the class the destination folder holds; ``paper`` marks a side-by-side view, whose
-    columns each carry their class in the header.
+    ``folder_class`` is the class the destination folder holds; ``paper`` and ``audit`` (SIDE_BY_SIDE) are
+    side-by-side views, whose columns each carry their class in the header.
     """
     mark_classes = folder_class in SIDE_BY_SIDE
     if not mark_classes and table.evidence != folder_class:
