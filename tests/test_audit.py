@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from kvwall.audit import MATCH, AuditedTable, AuditFailure, audit
+from kvwall.audit import MATCH, AuditFailure, audit, read_artifact
 from kvwall.tables import ARTIFACTS
 
 
@@ -18,9 +18,7 @@ def printed(root):
 @pytest.fixture(scope="module")
 def loader(catalog, selections, root):
     def load(artifact):
-        columns = {c.name: c for c in ARTIFACTS[artifact](catalog, selections).columns}
-        with open(root / "tables" / f"{artifact}.csv", newline="", encoding="utf-8") as handle:
-            return AuditedTable(columns, tuple(csv.DictReader(handle)))
+        return read_artifact(artifact, {c.name: c for c in ARTIFACTS[artifact](catalog, selections).columns}, root / "tables")
 
     return load
 

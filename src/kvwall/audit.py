@@ -7,7 +7,9 @@ in config/paper/printed.yaml; an unlisted mismatch, or a listed one that now mat
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Mapping
 
 from kvwall.formats import format_value
@@ -26,6 +28,12 @@ class AuditedTable:
 
     columns: Mapping[str, Column]
     rows: tuple[dict, ...]
+
+
+def read_artifact(artifact: str, columns: Mapping[str, Column], tables_dir: str | Path = "tables") -> AuditedTable:
+    """A derived artifact's committed CSV, with the columns (and so the print formats) of its builder."""
+    with open(Path(tables_dir) / f"{artifact}.csv", newline="", encoding="utf-8") as handle:
+        return AuditedTable(columns, tuple(csv.DictReader(handle)))
 
 
 def _number(text: str):

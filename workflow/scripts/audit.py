@@ -1,8 +1,6 @@
 """Audit every printed number of the paper against the derived tables; fail on an undocumented mismatch."""
 
-import csv
-
-from kvwall.audit import AuditedTable, audit, audit_table
+from kvwall.audit import AuditedTable, audit, audit_table, read_artifact
 from kvwall.loader import load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.render import write_table
 from kvwall.tables import ARTIFACTS
@@ -14,9 +12,7 @@ validate(printed, "printed", snakemake.input.printed)
 
 
 def load(artifact: str) -> AuditedTable:
-    columns = {c.name: c for c in ARTIFACTS[artifact](catalog, selections).columns}
-    with open(f"tables/{artifact}.csv", newline="", encoding="utf-8") as handle:
-        return AuditedTable(columns, tuple(csv.DictReader(handle)))
+    return read_artifact(artifact, {c.name: c for c in ARTIFACTS[artifact](catalog, selections).columns})
 
 
 write_table(audit_table(audit(printed, load)), snakemake.output, folder_class="audit")
