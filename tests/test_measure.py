@@ -2,6 +2,7 @@
 quick run's record, and the rendering of committed records. Nothing here asserts a speed."""
 
 import json
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,8 @@ import yaml
 from kvwall.cli import main
 from kvwall.figures.style import save
 from kvwall.loader import SpecError
-from kvwall.measure.analysis import kernel_summary
+from kvwall.measure.analysis import kernel_summary, largest_point
+from kvwall.measure.compute_ceiling import TILES_PER_WORKER, TileProducts
 from kvwall.measure.config import load_measure_config
 from kvwall.measure.figure import copy_bound_slope, kv_slope_figure
 from kvwall.measure.fit import bandwidth_from_slope, fit_line
@@ -21,7 +23,8 @@ from kvwall.measure.record import free_path, read_record, read_records, to_json
 from kvwall.measure.shape import DecodeShape, measured_kv_bytes
 from kvwall.measure.table import kv_slope_table
 from kvwall.reported import load_reported
-from kvwall.units import GB, GiB, to_base
+from kvwall.roofline import intensity_long_context_limit
+from kvwall.units import GB, GiB, dtype_bytes, to_base
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = sorted((ROOT / "data" / "measured").glob("*.json"))
@@ -135,6 +138,29 @@ def test_a_slope_that_is_not_positive_is_invalid():
     assert not summary["valid"] and summary["fit"]["kv_bandwidth_gb_per_s"] is None
 
 
+def test_a_compute_ceiling_below_the_copy_bandwidth_binds():
+    summary = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, compute_bandwidth=30.0)
+    roof = summary["roofline"]
+    assert roof["binding"] == "compute" and roof["bandwidth_gb_per_s"] == 30.0
+    assert roof["largest_point_fraction"] == pytest.approx(summary["largest_point"]["bandwidth_gb_per_s"] / 30.0)
+    assert roof["no_overlap_gb_per_s"] == pytest.approx(1 / (1 / 40.0 + 1 / 30.0))  # 17.14 GB/s
+    assert summary["valid"]  # a ceiling is a bound to compare with, never a validity check
+
+
+def test_without_a_ceiling_the_copy_binds_and_there_is_no_overlap_bound():
+    summary = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS)
+    assert summary["roofline"] == {"bandwidth_gb_per_s": 40.0, "binding": "copy", "no_overlap_gb_per_s": None,
+                                   "largest_point_fraction": summary["largest_point"]["copy_fraction"]}
+    above = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, compute_bandwidth=80.0)
+    assert above["roofline"]["binding"] == "copy" and above["roofline"]["bandwidth_gb_per_s"] == 40.0
+
+
+@pytest.mark.parametrize("copy, ceiling", [(40.0, 30.0), (50.0, 50.0), (10.0, 1000.0), (1000.0, 10.0)])
+def test_the_no_overlap_bound_is_below_both_and_at_least_half_the_lower(copy, ceiling):
+    roof = kernel_summary(_points(50.0, copy), copy, None, 0.95, TARGETS, compute_bandwidth=ceiling)["roofline"]
+    assert min(copy, ceiling) / 2 <= roof["no_overlap_gb_per_s"] < min(copy, ceiling)
+
+
 # ---- the kernels ----------------------------------------------------------------------------------------------
 
 
@@ -178,8 +204,22 @@ def test_torch_sdpa_matches_the_reference(small_cache):
     from kvwall.measure.torch_decode import TorchSdpa
 
     queries, kv, expected = small_cache
-    out = TorchSdpa.from_arrays(queries, kv.k, kv.v)().numpy().reshape(expected.shape)
+    out = TorchSdpa.from_arrays(queries, kv.k, kv.v)().numpy()
+    assert out.shape == expected.shape
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_compute_ceiling_counts_the_kernels_bytes_and_flops(catalog):
+    qwen = catalog.models["qwen2.5-7b"]
+    shape = DecodeShape.of(qwen, layers=2, batch=1, context=1024, dtype="fp32")
+    intensity = float(intensity_long_context_limit(qwen, dtype_bytes("fp32")))
+    assert intensity == 3.5  # 2g / w_kv = 2 * 7 / 4 (SoK section 3.2)
+    with closing(TileProducts(shape, 512, 3, intensity, np.random.default_rng(0))) as products:
+        products()
+        assert products.bytes_counted == 3 * TILES_PER_WORKER * 2 * 4 * 512 * 128 * 4  # workers x tiles x K+V tile
+        assert products.flops_counted == 3.5 * products.bytes_counted
+    with pytest.raises(ValueError, match="fp32"):
+        TileProducts(DecodeShape.of(qwen, 2, 1, 1024, "fp16"), 512, 1, intensity, np.random.default_rng(0))
 
 
 def test_splits_divide_the_tiles_and_give_every_worker_work():
@@ -272,7 +312,15 @@ def test_quick_mode_writes_a_record_that_validates(quick_run, settings, catalog)
     cpu = record["devices"]["cpu"]
     assert set(cpu["kernels"]) >= {"numpy-contiguous", "numpy-paged"}
     assert cpu["copy"]["bytes_counted"] == 2 * quick.sweeps["cpu"].copy_buffer_bytes
-    for kernel in cpu["kernels"].values():
+    ceiling = cpu["compute_ceiling"]
+    assert ceiling["applies_to"] == ["numpy-contiguous", "numpy-paged"] and ceiling["flop_per_byte"] == 3.5
+    assert len(ceiling["times_s"]) == len(quick.sweeps["cpu"].points) * quick.sweeps["cpu"].repeats
+    for name, kernel in cpu["kernels"].items():
+        roof = kernel["roofline"]
+        bounds = [largest_point(kernel["points"])["copy_bandwidth_gb_per_s"]]
+        bounds += [ceiling["bandwidth_gb_per_s"]] if name in ceiling["applies_to"] else []
+        assert roof["bandwidth_gb_per_s"] == min(bounds)
+        assert (roof["no_overlap_gb_per_s"] is None) == (name not in ceiling["applies_to"])
         assert kernel["fit"]["n"] == len(quick.sweeps["cpu"].points) == len(kernel["points"])
         assert all(len(p["times_s"]) == quick.sweeps["cpu"].repeats for p in kernel["points"])
         assert 0.0 <= kernel["fit"]["r_squared"] <= 1.0

@@ -52,10 +52,11 @@ DTYPE_BYTES: dict[str, float] = {
     "int2": 0.25,
 }
 
-#: Scale factors code divides by to print in a unit: decimal GB, binary GiB, milliseconds.
+#: Scale factors code divides by to print in a unit: decimal GB, binary GiB, milliseconds, GFLOP/s.
 GB = 1e9
 GiB = 2.0**30
 MS = 1e-3
+GFLOP_PER_S = UNITS["GFLOP/s"][1]
 
 
 class UnitError(ValueError):

@@ -1,8 +1,9 @@
-"""From raw timings to what a record states: the KV-slope fit per kernel, its distance from the copy bound, validity.
+"""From raw timings to what a record states: the KV-slope fit per kernel, its distance from its bounds, validity.
 
 A kernel cannot stream KV faster than the device copies memory: a bandwidth above the copy bandwidth (or the
-device's specification) is a bug in the measurement, and marks the run invalid. Medians over repeats stand for
-each point, so a stray slow repeat does not move the fit.
+device's specification) is a bug in the measurement, and marks the run invalid. Where a kernel's products are
+slower than the copy (kvwall.measure.compute_ceiling), its roofline bound is the lower of the two, and the record
+says which one binds. Medians over repeats stand for each point, so a stray slow repeat does not move the fit.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from kvwall.measure.fit import bandwidth_from_slope, fit_line
-from kvwall.units import GB, GiB, MS
+from kvwall.units import GB, GFLOP_PER_S, GiB, MS
 
 
 def bandwidth(nbytes: float, seconds: float) -> float:
@@ -24,6 +25,26 @@ def copy_summary(times: Sequence[float], bytes_counted: int) -> dict:
     """Median copy time and the bandwidth it gives."""
     median = float(np.median(times))
     return {"median_s": median, "bandwidth_gb_per_s": bandwidth(bytes_counted, median)}
+
+
+def ceiling_summary(times: Sequence[float], bytes_counted: int, flops_counted: float) -> dict:
+    """Median time of the compute ceiling's products, the KV bandwidth they allow, and their FLOP rate."""
+    summary = copy_summary(times, bytes_counted)
+    return {**summary, "gflop_per_s": flops_counted / summary["median_s"] / GFLOP_PER_S}
+
+
+def roofline_bound(top: Mapping, compute_bandwidth: float | None) -> dict:
+    """At the largest point: min(copy bandwidth beside it, compute ceiling), which binds, and the point's fraction.
+
+    With a ceiling, also the best a kernel can do that never overlaps loading a tile with multiplying it, as one
+    numpy thread cannot: each byte costs 1 / copy + 1 / ceiling.
+    """
+    copy_bandwidth = top["copy_bandwidth_gb_per_s"]
+    binding = "compute" if compute_bandwidth is not None and compute_bandwidth < copy_bandwidth else "copy"
+    bound = compute_bandwidth if binding == "compute" else copy_bandwidth
+    no_overlap = None if compute_bandwidth is None else 1.0 / (1.0 / copy_bandwidth + 1.0 / compute_bandwidth)
+    return {"bandwidth_gb_per_s": bound, "binding": binding, "largest_point_fraction": top["bandwidth_gb_per_s"] / bound,
+            "no_overlap_gb_per_s": no_overlap}
 
 
 def point_summary(kv_bytes: int, times: Sequence[float], copy_times: Sequence[float], copy_bytes: int) -> dict:
@@ -87,8 +108,8 @@ def target_check(fit: Mapping, points: Sequence[Mapping], targets: Mapping[str, 
 
 
 def kernel_summary(points: Sequence[Mapping], copy_bandwidth: float, spec_bandwidth: float | None,
-                   confidence: float, targets: Mapping[str, float]) -> dict:
-    """Fit, distance from the copy bound, target check and validity of one kernel on one device."""
+                   confidence: float, targets: Mapping[str, float], compute_bandwidth: float | None = None) -> dict:
+    """Fit, distance from the copy and roofline bounds, target check and validity of one kernel on one device."""
     fit = kernel_fit(points, confidence)
     top = largest_point(points)
     flags = bound_check(fit, points, copy_bandwidth, spec_bandwidth)
@@ -97,6 +118,7 @@ def kernel_summary(points: Sequence[Mapping], copy_bandwidth: float, spec_bandwi
         "copy_fraction": None if fit["kv_bandwidth_gb_per_s"] is None else fit["kv_bandwidth_gb_per_s"] / copy_bandwidth,
         "largest_point": {"kv_gib": top["kv_gib"], "bandwidth_gb_per_s": top["bandwidth_gb_per_s"],
                           "copy_fraction": top["bandwidth_gb_per_s"] / top["copy_bandwidth_gb_per_s"]},
+        "roofline": roofline_bound(top, compute_bandwidth),
         "targets": target_check(fit, points, targets),
         "flags": flags,
         "valid": not flags,

@@ -3,8 +3,9 @@
 One panel per measured device of each committed record (points: median step time per sweep point, bars: the
 range of repeats; lines: t = a + b * KV_GiB), then one panel of KV slopes b on a log axis: ours with their 95%
 confidence intervals and the reported GB10 fits (config/reported/kv_slopes.yaml), each beside the slope its own
-platform's copy bandwidth allows (1 GiB / copy bandwidth). Measured and reported are told apart by colour, marker
-and label; the reported values are drawn as their source states them.
+platform's copy bandwidth allows (1 GiB / copy bandwidth) and, for our numpy kernels, the slope their measured compute
+ceiling allows. Measured and reported are told apart by colour, marker and label; the reported values are drawn as
+their source states them.
 """
 
 from __future__ import annotations
@@ -21,17 +22,21 @@ from kvwall.units import GB, GiB, to_base
 
 #: Colour of this project's measured values (the reported ones use the house colour for reported).
 MEASURED_COLOR = "#1b7837"
+#: Colour of the compute-ceiling mark, apart from the grey copy-bound mark.
+COMPUTE_BOUND_COLOR = "#b2182b"
 _MS_PER_GIB = to_base(1.0, "ms/GiB")
 
 
 @dataclass(frozen=True)
 class SlopeRow:
-    """One row of the slope panel: a label, the slope (ms/GiB), its interval, the copy-bound slope, the class."""
+    """One row of the slope panel: a label, the slope (ms/GiB), its interval, the copy- and compute-bound slopes
+    (None where no compute ceiling was measured), the class."""
 
     label: str
     slope: float
     interval: tuple[float, float] | None
     copy_bound: float
+    compute_bound: float | None
     evidence: str
 
 
@@ -50,10 +55,12 @@ def measured_rows(records: Sequence[tuple[str, dict]]) -> list[SlopeRow]:
     for _, record in records:
         for device, entry in record["devices"].items():
             bound = copy_bound_slope(entry["copy"]["bandwidth_gb_per_s"])
+            ceiling = entry["compute_ceiling"]
             for kernel, result in entry["kernels"].items():
                 fit = result["fit"]
+                compute = copy_bound_slope(ceiling["bandwidth_gb_per_s"]) if ceiling and kernel in ceiling["applies_to"] else None
                 rows.append(SlopeRow(f"{kernel}\n{_device_label(record, device, entry)}", fit["slope_ms_per_gib"],
-                                     tuple(fit["slope_ci_ms_per_gib"]), bound, "measured"))
+                                     tuple(fit["slope_ci_ms_per_gib"]), bound, compute, "measured"))
     return rows
 
 
@@ -61,7 +68,7 @@ def reported_rows(reported: Mapping[str, Reported], platform: str, fits: Sequenc
     bound = copy_bound_slope(reported[f"{platform}.copy-bandwidth"].value / GB)
     return [
         SlopeRow(f"{reported[f'fit.{fit}.framework'].text}\nreported, {platform.upper()}",
-                 reported[f"fit.{fit}.slope"].value / _MS_PER_GIB, None, bound, "reported")
+                 reported[f"fit.{fit}.slope"].value / _MS_PER_GIB, None, bound, None, "reported")
         for fit in fits
     ]
 
@@ -105,11 +112,16 @@ def _slope_panel(ax, rows: Sequence[SlopeRow]) -> None:
         else:
             ax.plot(row.slope, position, "D", ms=5, mfc="white", mec=color, mew=1.4)
         ax.plot(row.copy_bound, position, "|", ms=12, mew=1.6, color="#555555")
+        if row.compute_bound is not None:
+            ax.plot(row.compute_bound, position, "|", ms=12, mew=1.6, color=COMPUTE_BOUND_COLOR)
         ax.annotate(f"{row.slope:.2f} ms/GiB ({row.evidence})", (row.slope, position), textcoords="offset points",
                     xytext=(0, 7), ha="center", fontsize=6.5, color=color)
     ax.plot([], [], "o", color=MEASURED_COLOR, label="measured here (95% CI)")
     ax.plot([], [], "D", mfc="white", mec=EVIDENCE_COLORS["reported"], label="reported (GB10)")
     ax.plot([], [], "|", ms=10, mew=1.6, color="#555555", label="copy bound of that platform: 1 GiB / copy bandwidth")
+    if any(row.compute_bound is not None for row in rows):
+        ax.plot([], [], "|", ms=10, mew=1.6, color=COMPUTE_BOUND_COLOR,
+                label="compute bound of numpy's products: 1 GiB / compute ceiling")
     ax.set_xscale("log")
     ax.set_yticks(y, [row.label for row in rows], fontsize=6.5)
     ax.set_ylim(-0.7, len(rows) - 0.3)

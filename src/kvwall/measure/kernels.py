@@ -1,7 +1,8 @@
-"""The kernels a run times on each device, and the streaming copy that bounds them there.
+"""The kernels a run times on each device, and the bounds measured beside them there.
 
 cpu: numpy over a contiguous cache and over a paged one (kvwall.measure.numpy_decode), plus torch SDPA when torch
-is installed without a GPU. cuda: torch SDPA and a device copy, when torch sees a GPU.
+is installed without a GPU; bounded by a host copy and, for the numpy kernels, by the compute ceiling of their
+products (kvwall.measure.compute_ceiling). cuda: torch SDPA and a device copy, when torch sees a GPU.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from typing import Callable, Protocol
 import numpy as np
 
 from kvwall.measure import torch_decode
+from kvwall.measure.compute_ceiling import TileProducts
 from kvwall.measure.config import MeasureConfig
 from kvwall.measure.copy_bandwidth import HostCopy
 from kvwall.measure.kv_layouts import ContiguousKV, PagedKV, filled_buffer
 from kvwall.measure.numpy_decode import NumpyDecode
 from kvwall.measure.shape import ARRAY_DTYPES, DecodeShape
+from kvwall.roofline import intensity_long_context_limit
+from kvwall.units import dtype_bytes
 
 
 class Step(Protocol):
@@ -83,13 +87,33 @@ def torch_kernel(config: MeasureConfig, device: str) -> Kernel:
                   lambda largest: torch_decode.SdpaBuilder(largest, device, config.seed))
 
 
-def kernels_by_device(config: MeasureConfig, workers: int) -> dict[str, tuple[list[Kernel], Callable[[int], Step]]]:
-    """Each device this machine offers: its kernels, and a factory of its streaming copy for a buffer size."""
+@dataclass(frozen=True)
+class DeviceBench:
+    """One device's part of a run: its kernels, its streaming copy for a buffer size, and the compute ceiling of
+    the kernels named in ``ceiling_applies_to`` for the sweep's largest shape (None where none is measured)."""
+
+    kernels: list[Kernel]
+    copy: Callable[[int], Step]
+    ceiling: Callable[[DecodeShape], Step] | None = None
+    ceiling_applies_to: tuple[str, ...] = ()
+
+
+def numpy_ceiling(config: MeasureConfig, workers: int) -> Callable[[DecodeShape], Step]:
+    """The products of the numpy kernels on cache-resident tiles, at the model's long-context intensity."""
+    def build(shape: DecodeShape) -> Step:
+        intensity = float(intensity_long_context_limit(config.model, dtype_bytes(shape.dtype)))
+        return TileProducts(shape, config.tile_tokens, workers, intensity, np.random.default_rng(config.seed))
+    return build
+
+
+def kernels_by_device(config: MeasureConfig, workers: int) -> dict[str, DeviceBench]:
+    """Each device this machine offers, with what is timed on it."""
     torch_device = torch_decode.torch_device()
     cpu = numpy_kernels(config, workers)
+    numpy_names = tuple(kernel.name for kernel in cpu)
     if torch_device == "cpu":
         cpu.append(torch_kernel(config, "cpu"))
-    devices = {"cpu": (cpu, lambda nbytes: HostCopy(nbytes, workers))}
+    devices = {"cpu": DeviceBench(cpu, lambda nbytes: HostCopy(nbytes, workers), numpy_ceiling(config, workers), numpy_names)}
     if torch_device == "cuda":
-        devices["cuda"] = ([torch_kernel(config, "cuda")], lambda nbytes: torch_decode.TorchCopy(nbytes, "cuda"))
+        devices["cuda"] = DeviceBench([torch_kernel(config, "cuda")], lambda nbytes: torch_decode.TorchCopy(nbytes, "cuda"))
     return devices

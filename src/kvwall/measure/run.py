@@ -1,8 +1,9 @@
-"""One measurement run: every kernel of every device over its batch x context grid, with the copy bound beside it.
+"""One measurement run: every kernel of every device over its batch x context grid, with its bounds timed beside it.
 
 Repeats are passes over the whole grid (smallest point first, then largest first, alternately), so a slow spell of
 the machine falls on every point alike instead of on a few. At each visit all kernels of the device are set up for
-the point, warmed up (not kept), and timed once each after one timed copy, the kernel order rotating per pass.
+the point, warmed up (not kept), and timed once each after one timed copy and one timed compute ceiling (where the
+device has one), the kernel order rotating per pass.
 Times are wall-clock (time.perf_counter) around a call that returns once the device has finished (CUDA: after
 torch.cuda.synchronize()).
 """
@@ -11,20 +12,20 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from typing import Callable
 
 from tqdm import tqdm
 
 from kvwall.catalog import Catalog
-from kvwall.measure.analysis import copy_summary, kernel_summary, point_summary
+from kvwall.measure.analysis import ceiling_summary, copy_summary, kernel_summary, point_summary
 from kvwall.measure.config import MeasureConfig, Sweep
 from kvwall.measure.fingerprint import cpu_steal_seconds, fingerprint, worker_count
-from kvwall.measure.kernels import Kernel, Step, kernels_by_device
+from kvwall.measure.compute_ceiling import TILES_PER_WORKER
+from kvwall.measure.kernels import DeviceBench, Step, kernels_by_device
 from kvwall.measure.shape import DecodeShape, measured_kv_bytes
 from kvwall.units import GB
 
 #: Version of the record layout (kvwall/schemas/measured_record.schema.yaml).
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 
 
 def timed(step: Step) -> float:
@@ -43,21 +44,26 @@ def _spec(config: MeasureConfig, catalog: Catalog, device: str, name: str) -> di
     return None
 
 
-def _time_device(config: MeasureConfig, sweep: Sweep, kernels: list[Kernel], copy_factory: Callable[[int], Step],
-                 progress: tqdm, device: str) -> tuple[dict, dict[str, list[dict]]]:
-    """Raw timings of the copy and of every kernel at every point of ``sweep``, one repeat per pass."""
+def _time_device(config: MeasureConfig, sweep: Sweep, bench: DeviceBench, progress: tqdm,
+                 device: str) -> tuple[dict, dict | None, dict[str, list[dict]]]:
+    """Raw timings of the copy, the compute ceiling and every kernel at every point of ``sweep``, one repeat per pass."""
     shapes = [DecodeShape.of(config.model, sweep.layers, b, c, sweep.dtype) for b, c in sweep.points]
     for shape in shapes:
         if measured_kv_bytes(config.model, shape) != shape.kv_bytes:
             raise AssertionError(f"KV bytes of {shape} disagree with SoK Eq. 1")
     largest = max(shapes, key=lambda shape: shape.kv_bytes)
+    kernels = bench.kernels
     builders = [kernel.prepare(largest) for kernel in kernels]
-    copy = copy_factory(sweep.copy_buffer_bytes)
+    copy = bench.copy(sweep.copy_buffer_bytes)
+    ceiling = bench.ceiling(largest) if bench.ceiling else None
     copy_times = [[] for _ in shapes]
+    ceiling_times = []
     times = [[[] for _ in shapes] for _ in kernels]
     try:
         for _ in range(sweep.warmup):
             copy()
+            if ceiling:
+                ceiling()
         for repeat in range(sweep.repeats):
             order = range(len(shapes)) if repeat % 2 == 0 else reversed(range(len(shapes)))
             for p in order:
@@ -68,6 +74,8 @@ def _time_device(config: MeasureConfig, sweep: Sweep, kernels: list[Kernel], cop
                         for _ in range(sweep.warmup):
                             step()
                     copy_times[p].append(timed(copy))
+                    if ceiling:
+                        ceiling_times.append(timed(ceiling))
                     for k in ((repeat + j) % len(kernels) for j in range(len(kernels))):
                         times[k][p].append(timed(steps[k]))
                 finally:
@@ -83,6 +91,17 @@ def _time_device(config: MeasureConfig, sweep: Sweep, kernels: list[Kernel], cop
             "times_s": all_copies,
             **copy_summary(all_copies, copy.bytes_counted),
         }
+        ceiling_record = None if ceiling is None else {
+            "applies_to": list(bench.ceiling_applies_to),
+            "tile_tokens": config.tile_tokens,
+            "tiles_per_worker": TILES_PER_WORKER,
+            "bytes_counted": ceiling.bytes_counted,
+            "flop_per_byte": ceiling.flop_per_byte,
+            "counting": f"each worker multiplies {TILES_PER_WORKER} cache-resident K and V tiles of {config.tile_tokens} "
+                        "tokens (scores, then weighted sum); KV bytes of those tiles over all workers",
+            "times_s": ceiling_times,
+            **ceiling_summary(ceiling_times, ceiling.bytes_counted, ceiling.flops_counted),
+        }
         points = {
             kernel.name: [
                 {"batch": shape.batch, "context": shape.context, "kv_bytes": shape.kv_bytes, "times_s": times[k][p],
@@ -93,9 +112,11 @@ def _time_device(config: MeasureConfig, sweep: Sweep, kernels: list[Kernel], cop
         }
     finally:
         copy.close()
+        if ceiling:
+            ceiling.close()
         for build in builders:
             build.close()
-    return copy_record, points
+    return copy_record, ceiling_record, points
 
 
 def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> dict:
@@ -107,9 +128,9 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
     started, steal_before = time.perf_counter(), cpu_steal_seconds()
     results = {}
     with tqdm(total=total, desc="kvwall measure", unit="point", disable=not progress) as bar:
-        for device, (kernels, copy_factory) in devices.items():
+        for device, bench in devices.items():
             sweep = config.sweeps[device]
-            copy, points = _time_device(config, sweep, kernels, copy_factory, bar, device)
+            copy, ceiling, points = _time_device(config, sweep, bench, bar, device)
             name = platform["cpu"] if device == "cpu" else platform["gpu"]["name"]
             spec = _spec(config, catalog, device, name)
             spec_bandwidth = spec["hbm_bandwidth_gb_per_s"] if spec else None
@@ -117,14 +138,16 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
             if spec_bandwidth is not None and copy["bandwidth_gb_per_s"] > spec_bandwidth:
                 copy_flags.append(f"copy bandwidth {copy['bandwidth_gb_per_s']:.1f} GB/s exceeds the specification {spec_bandwidth:.1f} GB/s")
             summaries = {}
-            for kernel in kernels:
-                summary = kernel_summary(points[kernel.name], copy["bandwidth_gb_per_s"], spec_bandwidth, config.confidence, config.targets)
+            for kernel in bench.kernels:
+                bounded = ceiling is not None and kernel.name in ceiling["applies_to"]
+                summary = kernel_summary(points[kernel.name], copy["bandwidth_gb_per_s"], spec_bandwidth, config.confidence,
+                                         config.targets, ceiling["bandwidth_gb_per_s"] if bounded else None)
                 summaries[kernel.name] = {"layout": kernel.layout, "library": kernel.library, "points": points[kernel.name], **summary}
-            reference = kernels[0].name
+            reference = bench.kernels[0].name
             for entry in summaries.values():
                 entry["slope_ratio"] = {"reference": reference, "value": entry["fit"]["slope_ms_per_gib"] / summaries[reference]["fit"]["slope_ms_per_gib"]}
             results[device] = {
-                "name": name, "spec": spec, "dtype": sweep.dtype, "copy": copy, "flags": copy_flags,
+                "name": name, "spec": spec, "dtype": sweep.dtype, "copy": copy, "compute_ceiling": ceiling, "flags": copy_flags,
                 "valid": not copy_flags and all(k["valid"] for k in summaries.values()), "kernels": summaries,
             }
     steal_after = cpu_steal_seconds()

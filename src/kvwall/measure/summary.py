@@ -1,4 +1,4 @@
-"""A record in words: per device the copy bound, per kernel the fit and how far it is from the bound and the targets."""
+"""A record in words: per device its bounds, per kernel the fit and how far it is from the bounds and the targets."""
 
 from __future__ import annotations
 
@@ -19,6 +19,11 @@ def summary_lines(record: dict) -> list[str]:
         lines.append(f"{device}: {entry['name']}, {sweep['layers']} of {model['n_layers']} layers in {entry['dtype']}; "
                      f"copy bandwidth {copy['bandwidth_gb_per_s']:.1f} GB/s (2 x {copy['buffer_bytes'] / 2**20:.0f} MiB per copy, "
                      f"median of {len(copy['times_s'])}){spec}")
+        ceiling = entry["compute_ceiling"]
+        if ceiling:
+            lines.append(f"  compute ceiling of {', '.join(ceiling['applies_to'])}: {ceiling['bandwidth_gb_per_s']:.1f} GB/s "
+                         f"of KV ({ceiling['gflop_per_s']:.0f} GFLOP/s at {ceiling['flop_per_byte']:g} FLOP/B, "
+                         f"cache-resident tiles, median of {len(ceiling['times_s'])})")
         for name, kernel in entry["kernels"].items():
             fit = kernel["fit"]
             low, high = fit["slope_ci_ms_per_gib"]
@@ -31,6 +36,11 @@ def summary_lines(record: dict) -> list[str]:
             top = kernel["largest_point"]
             lines.append(f"  {'':18s} largest point {top['kv_gib']:.2f} GiB: {top['bandwidth_gb_per_s']:.1f} GB/s = "
                          f"{_fraction(top['copy_fraction'])} of the copy bandwidth beside it")
+            roof = kernel["roofline"]
+            no_overlap = "" if roof["no_overlap_gb_per_s"] is None else \
+                f"; {roof['no_overlap_gb_per_s']:.1f} GB/s if loads and products never overlap"
+            lines.append(f"  {'':18s} roofline bound {roof['bandwidth_gb_per_s']:.1f} GB/s ({roof['binding']}-bound): "
+                         f"largest point at {_fraction(roof['largest_point_fraction'])} of it{no_overlap}")
             for target, check in kernel["targets"].items():
                 lines.append(f"  {'':18s} {'MET ' if check['met'] else 'MISS'} {target} >= {check['target']:g} "
                              f"(got {check['value']:.3f})")
