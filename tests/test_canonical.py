@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from kvwall.canonical import Block, Number, Row, numbers_by_id, render_markdown, to_json
+from kvwall.canonical import AuditEntry, Block, Number, Row, numbers_by_id, render_markdown, states_a_value, to_json
 from kvwall.canonical_build import build_document, load_inputs, table_paths
 from kvwall.figures.style import save
 from kvwall.figures_tier import four_constraints, timeline
@@ -166,6 +166,32 @@ def test_audit_of_the_published_tier_economics(document):
     ratio = _audit(document, "economics-example-ratio")
     assert ratio.status == "differs" and ratio.ours.display == "110.5"
     assert _audit(document, "economics-peak").ours.evidence == "spec"
+
+
+def test_audit_reasons_are_words_and_their_values_are_derived_working(document):
+    for entry in document.audit:
+        assert not states_a_value(entry.reason), entry.reason
+        assert all(n.evidence == "derived" and n.source for n in entry.working), entry.id
+    working = {n.id.removeprefix("s7."): n.display for e in document.audit for n in e.working}
+    assert working["fixed-path-improvement.working.stated"] == "35.8%"  # 205.7 / 151.5 - 1
+    assert working["fixed-path-improvement.working.faster"] == "26.3%"  # 1 - 73.9 / 100.3
+    assert working["kv-path-cost-ratio.working.hf"] == "2.31"
+    assert working["economics-peak.working.ratio"] == "2.00"  # 989.5 / 495
+    assert working["economics-regenerate.low.working.at-source-rate"] == "18.10 ms"
+    assert working["economics-example-ratio.working.at-source-rate"] == "221"
+    assert "gives the published figure" in _audit(document, "economics-regenerate.low").reason
+    assert "still does not give" in _audit(document, "economics-example-regenerate").reason
+
+
+def test_a_reason_that_states_a_value_is_refused():
+    published = Number("p", "p", "50×", "", "50×", "reported", "x")
+    ours = Number("o", "o", "52×", "", "52×", "derived", "x")
+    with pytest.raises(ValueError, match="working"):
+        AuditEntry("s7.x", "claim", published, ours, "differs", "Ours is 52x.")
+    for text in ("about 50x", "gives 2.31.", "35.7%", "5,242,880 B", "“approaches 46×”"):
+        assert states_a_value(text), text
+    for text in ("unified LPDDR5X, not HBM", "H100 SXM", "Qwen2.5-7B in fp16 over x16", "§4.3 and Eq. 1", "Table 5"):
+        assert not states_a_value(text), text
 
 
 def test_audit_carries_the_reproduction_mismatches(document, inputs):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 
@@ -128,9 +129,25 @@ class Section:
     verbatim: tuple[str, ...] = field(default_factory=tuple)
 
 
+#: References a reason may name by number: sections, equations, tables (a reason holds words, never values).
+_REFERENCES = re.compile(r"§\d+(\.\d+)*|\b(Eq\.|Table|Tables|Section|Sections) \d+(\.\d+)*")
+#: A word that is a value: 52, 2.31, 5,242,880, 35.7%, 47x, 1.25× (names such as H100 or LPDDR5X are not).
+_VALUE = re.compile(r"[-+~≈]?\d[\d,.]*(%|x|×)?")
+
+
+def states_a_value(text: str) -> bool:
+    """True when ``text`` holds a numeric value outside its section, equation and table references."""
+    words = _REFERENCES.sub("", text).split()
+    return any(_VALUE.fullmatch(word.strip("()[]\"'“”‘’.,;:")) for word in words)
+
+
 @dataclass(frozen=True)
 class AuditEntry:
-    """A published number against ours: agrees or differs, and why."""
+    """A published number against ours: agrees or differs, and why.
+
+    The reason is words only; a number it rests on is one of ``working``, with its own class and source, so that no
+    cell holds values of two classes.
+    """
 
     id: str
     claim: str
@@ -138,10 +155,13 @@ class AuditEntry:
     ours: Number
     status: str
     reason: str
+    working: tuple[Number, ...] = ()
 
     def __post_init__(self):
         if self.published.evidence != "reported" or self.ours.evidence not in ("derived", "spec"):
             raise ValueError(f"audit {self.id!r}: the published side is reported, ours derived (or a spec it rests on)")
+        if states_a_value(self.reason):
+            raise ValueError(f"audit {self.id!r}: the reason states a value; give it as a working number: {self.reason!r}")
 
 
 @dataclass(frozen=True)
@@ -153,7 +173,7 @@ class Document:
     audit: tuple[AuditEntry, ...]
 
     def __post_init__(self):
-        ids = [n.id for n in self.numbers()] + [e.id for e in self.audit]
+        ids = [n.id for n in self.numbers()] + [e.id for e in self.audit] + [n.id for e in self.audit for n in e.working]
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:
             raise ValueError(f"ids given twice: {duplicates}")
