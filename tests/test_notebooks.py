@@ -4,10 +4,13 @@ parameters that still asserts agreement with the committed tables (and fails whe
 import csv
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import papermill
 import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -26,6 +29,25 @@ def outputs_text(notebook: dict) -> str:
         for output in cell.get("outputs", []):
             texts.append(output.get("text", "") if output["output_type"] == "stream" else output.get("data", {}).get("text/plain", ""))
     return "\n".join("".join(t) if isinstance(t, list) else t for t in texts)
+
+
+@pytest.fixture(autouse=True)
+def workflow_kernel(monkeypatch):
+    """Run notebooks on the workflow's kernel, as the notebook rules do."""
+    monkeypatch.setenv("JUPYTER_PATH", str(ROOT / "workflow" / "jupyter"))
+
+
+def test_the_workflow_kernel_wins_over_a_user_kernel_and_runs_papermills_interpreter(tmp_path, monkeypatch):
+    hostile = tmp_path / "kernels" / "python3"
+    hostile.mkdir(parents=True)
+    (hostile / "kernel.json").write_text(json.dumps({"argv": ["/nonexistent/python", "-f", "{connection_file}"],
+                                                     "display_name": "elsewhere", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path))  # the user-level kernels directory
+    monkeypatch.setenv("JUPYTER_PREFER_ENV_PATH", "0")  # a user's choice that would put it before the venv's kernel
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    assert Path(spec.resource_dir) == ROOT / "workflow" / "jupyter" / "kernels" / "python3"
+    manager = KernelManager(kernel_name="python3")
+    assert manager.format_kernel_cmd()[0] == sys.executable
 
 
 def test_four_notebooks_each_with_a_parameters_cell_and_no_outputs():

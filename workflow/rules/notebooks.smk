@@ -3,8 +3,11 @@
 # each with its parameters (`--config notebook_model=llama-3-8b notebook_device=h100-sxm notebook_batch=8
 # notebook_context=64000`, or notebook_where="Table 5" for the audit); nbstripout then drops what changes from run
 # to run (papermill's timings and paths, execution timestamps, the Python patch version), keeping the outputs.
+# The kernel is workflow/jupyter's "python3", found first through JUPYTER_PATH: its argv "python" is replaced by
+# papermill's own interpreter, so a user-level "python3" kernelspec pointing elsewhere cannot take over.
 import mimetypes
 import shlex
+from pathlib import Path
 
 from kvwall.tables import ARTIFACTS
 
@@ -49,6 +52,7 @@ NOTEBOOKS = {
     },
 }
 NOTEBOOK_ARTIFACTS = expand("notebooks/executed/{notebook}.ipynb", notebook=NOTEBOOKS)
+JUPYTER_PATH = "workflow/jupyter"
 VOLATILE_NOTEBOOK_KEYS = "metadata.papermill cell.metadata.papermill cell.metadata.execution metadata.language_info.version"
 
 
@@ -83,6 +87,7 @@ for notebook_name, notebook_entry in NOTEBOOKS.items():
             files=list(notebook_entry.get("files", {}).values()),
             code=KVWALL_CODE,
             config="config/config.yaml",
+            kernel=f"{JUPYTER_PATH}/kernels/python3/kernel.json",
         output:
             report(
                 f"notebooks/executed/{notebook_name}.ipynb",
@@ -100,6 +105,8 @@ for notebook_name, notebook_entry in NOTEBOOKS.items():
         params:
             options=papermill_options(notebook_entry),
             volatile=VOLATILE_NOTEBOOK_KEYS,
+            jupyter_path=lambda wildcards, input: str(Path(input.kernel).parents[2]),
         shell:
-            "papermill {input.notebook} {output} -k python3 {params.options} --no-progress-bar > {log} 2>&1"
+            "JUPYTER_PATH={params.jupyter_path:q} papermill {input.notebook} {output} -k python3 {params.options}"
+            " --no-progress-bar > {log} 2>&1"
             " && nbstripout --keep-output --keep-count --extra-keys '{params.volatile}' {output} >> {log} 2>&1"
