@@ -5,7 +5,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvwall.footprint import kv_bytes_per_token
 from kvwall.formats import format_value
 from kvwall.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND, capacity_crossover, regime, speedup, traffic_crossover
 from kvwall.roofline import resident_weight_bytes, step_weight_bytes
@@ -19,7 +18,7 @@ BATCHES = [1, 8, 32, 128, 256]
 
 
 def s_star(model, b):
-    return float(traffic_crossover(step_weight_bytes(model, 2.0, b), kv_bytes_per_token(model, 2.0), b))
+    return float(traffic_crossover(model, step_weight_bytes(model, 2.0, b), 2.0, b))
 
 
 @pytest.mark.parametrize("model_id", TABLE4)
@@ -40,7 +39,7 @@ def test_traffic_crossover_is_inversely_proportional_to_batch(llama70, b):
 )
 def test_capacity_crossover_section_3_4(catalog, model_id, device_id, printed):
     m, d = catalog.models[model_id], catalog.devices[device_id]
-    value = float(capacity_crossover(d.hbm_capacity, resident_weight_bytes(m, 2.0), kv_bytes_per_token(m, 2.0)))
+    value = float(capacity_crossover(m, d.hbm_capacity, resident_weight_bytes(m, 2.0), 2.0))
     assert format_value(value, "capacity_tokens") == printed
 
 

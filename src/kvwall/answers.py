@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, fields
 
 from kvwall.catalog import Assumptions
-from kvwall.footprint import kv_bytes, kv_bytes_per_token, traffic_compression
+from kvwall.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window, traffic_compression
 from kvwall.regimes import capacity_crossover, regime, speedup, traffic_crossover
 from kvwall.roofline import (
     arithmetic_intensity,
@@ -30,8 +30,14 @@ from kvwall.units import dimension_of, dtype_bytes
 
 KV_EQUATION = "SoK Eq. 1: 2 L n_kv d_h w_kv"
 MLA_EQUATION = "SoK Eq. 1, Table 1 (MLA): L (d_c + d_r) w_kv"
+WINDOW_EQUATION = "SoK Eq. 1 over every layer: 2 L n_kv d_h w_kv, the rate below the window"
+BEYOND_WINDOW_EQUATION = "SoK Eq. 1 over the full layers: 2 L_full n_kv d_h w_kv"
+STEP_KV_EQUATION = "SoK section 3.1: b s 2 L n_kv d_h w_kv"
+WINDOW_STEP_KV_EQUATION = "SoK section 3.1, window layers capped: b 2 n_kv d_h w_kv (L_full s + L_window min(s, W))"
 TRAFFIC_EQUATION = "SoK section 3.4, Table 4: s*(b) = P w_p / (b 2 L n_kv d_h w_kv)"
 CAPACITY_EQUATION = "SoK section 3.4: s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv)"
+#: Both crossovers with window layers: where the capped footprint reaches the bytes (kvwall.footprint.context_holding).
+WINDOW_CROSSOVER = "solved on b 2 n_kv d_h w_kv (L_full s + L_window min(s, W))"
 SPEEDUP_EQUATION = "SoK section 3.5: S = (W + K) / (W + K / c)"
 
 #: KV storage widths the operating point quotes a speedup for (SoK Table 5: INT4 and 2-bit rows).
@@ -65,7 +71,14 @@ def given(sourced: Sourced) -> Quantity:
 
 def kv_equation(model: Model) -> str:
     """The form of SoK Eq. 1 that applies to the model's attention."""
-    return MLA_EQUATION if isinstance(model.attention, LatentAttention) else KV_EQUATION
+    if isinstance(model.attention, LatentAttention):
+        return MLA_EQUATION
+    return WINDOW_EQUATION if model.attention.has_window else KV_EQUATION
+
+
+def crossover_equation(model: Model, equation: str) -> str:
+    """A crossover's equation, and how it is solved where window layers cap the footprint."""
+    return f"{equation}, {WINDOW_CROSSOVER}" if model.attention.has_window else equation
 
 
 def weights(model: Model, assumptions: Assumptions) -> Quantity:
@@ -95,7 +108,8 @@ def footprint(model: Model, context: float, batch: int, kv_dtype: str, basis: st
         kv_dtype=kv_dtype,
         kv_bytes_per_element=stated(width, "bytes", basis),
         kv_bytes_per_token=derived(kv_bytes_per_token(model, width), "bytes/token", kv_equation(model)),
-        kv_bytes=derived(kv_bytes(model, context, width, batch), "bytes", f"b s x ({kv_equation(model)})"),
+        kv_bytes=derived(kv_bytes(model, context, width, batch), "bytes", WINDOW_STEP_KV_EQUATION.split(": ", 1)[1]
+                         if model.attention.has_window else f"b s x ({kv_equation(model)})"),
     )
 
 
@@ -110,14 +124,16 @@ class Crossovers:
 
 def crossovers(model: Model, devices: list[Device], batch: int, assumptions: Assumptions) -> Crossovers:
     """Traffic and capacity crossovers at ``batch`` in the baseline weight and KV precision (SoK section 3.4)."""
-    per_token = kv_bytes_per_token(model, assumptions.kv_bytes_per_element)
+    w_kv = assumptions.kv_bytes_per_element
     resident = resident_weight_bytes(model, assumptions.weight_bytes_per_param)
     step_weights = step_weight_bytes(model, assumptions.weight_bytes_per_param, batch)
     return Crossovers(
         batch=stated(batch, "count", "the batch asked for"),
-        traffic_crossover=derived(traffic_crossover(step_weights, per_token, batch), "tokens", TRAFFIC_EQUATION),
+        traffic_crossover=derived(traffic_crossover(model, step_weights, w_kv, batch), "tokens",
+                                  crossover_equation(model, TRAFFIC_EQUATION)),
         capacity_crossover={
-            d.id: derived(capacity_crossover(d.hbm_capacity, resident, per_token, batch), "tokens", CAPACITY_EQUATION)
+            d.id: derived(capacity_crossover(model, d.hbm_capacity, resident, w_kv, batch), "tokens",
+                          crossover_equation(model, CAPACITY_EQUATION))
             for d in devices
         },
     )
@@ -142,6 +158,7 @@ class OperatingPoint:
     weight_bytes: Quantity
     step_weight_bytes: Quantity
     kv_bytes_per_token: Quantity
+    kv_bytes_per_token_beyond_window: Quantity | None
     step_kv_bytes: Quantity
     memory_needed: Quantity
     hbm_capacity: Quantity
@@ -172,8 +189,9 @@ def operating_point(
     resident = resident_weight_bytes(model, w_p)
     step_weights = float(step_weight_bytes(model, w_p, batch))
     step_kv = float(step_kv_bytes(model, context, batch, w_kv))
-    s_star = float(traffic_crossover(step_weights, per_token, batch))
-    s_cap = float(capacity_crossover(device.hbm_capacity, resident, per_token))
+    step_kv_equation = WINDOW_STEP_KV_EQUATION if model.attention.has_window else STEP_KV_EQUATION
+    s_star = float(traffic_crossover(model, step_weights, w_kv, batch))
+    s_cap = float(capacity_crossover(model, device.hbm_capacity, resident, w_kv))
     beta = placement_bandwidth(device, placement)
     precision = assumptions.compute_precision
     flops = float(step_flops(model, context, batch))
@@ -192,17 +210,21 @@ def operating_point(
         weight_bytes=weights(model, assumptions),
         step_weight_bytes=derived(step_weights, "bytes", "SoK section 3.1: weights read once per step (MoE: experts touched)"),
         kv_bytes_per_token=derived(per_token, "bytes/token", kv_equation(model)),
-        step_kv_bytes=derived(step_kv, "bytes", "SoK section 3.1: b s 2 L n_kv d_h w_kv"),
-        memory_needed=derived(resident + step_kv, "bytes", "P w_p + b s 2 L n_kv d_h w_kv"),
+        kv_bytes_per_token_beyond_window=derived(kv_bytes_per_token_beyond_window(model, w_kv), "bytes/token",
+                                                 BEYOND_WINDOW_EQUATION) if model.attention.has_window else None,
+        step_kv_bytes=derived(step_kv, "bytes", step_kv_equation),
+        memory_needed=derived(resident + step_kv, "bytes", f"P w_p + {step_kv_equation.split(': ', 1)[1]}"),
         hbm_capacity=given(device.provenance["hbm_capacity"]),
         devices_needed=derived(math.ceil((resident + step_kv) / device.hbm_capacity), "count",
                                "memory needed / HBM, weights and KV sharded evenly"),
-        traffic_crossover=derived(s_star, "tokens", TRAFFIC_EQUATION),
-        capacity_crossover=derived(s_cap, "tokens", f"{CAPACITY_EQUATION} at b = 1"),
-        batch_capacity_crossover=derived(s_cap / batch, "tokens", CAPACITY_EQUATION),
+        traffic_crossover=derived(s_star, "tokens", crossover_equation(model, TRAFFIC_EQUATION)),
+        capacity_crossover=derived(s_cap, "tokens", crossover_equation(model, f"{CAPACITY_EQUATION} at b = 1")),
+        batch_capacity_crossover=derived(float(capacity_crossover(model, device.hbm_capacity, resident, w_kv, batch)), "tokens",
+                                         crossover_equation(model, CAPACITY_EQUATION)),
         arithmetic_intensity=derived(
             arithmetic_intensity(model, context, batch, w_p, w_kv), "FLOP/byte",
-            "SoK section 3.1: b (2P + 4 L n_q d_h s) / (P w_p + 2 b L n_kv d_h s w_kv)",
+            "SoK section 3.1: b (2P + 4 L n_q d_h s) / (P w_p + 2 b L n_kv d_h s w_kv)"
+            + (", s the positions a layer caches on average (window layers capped)" if model.attention.has_window else ""),
         ),
         ridge_point=derived(ridge_point(device, precision), "FLOP/byte", f"SoK Table 3: I* = dense {precision} FLOP/s / HBM bandwidth"),
         striped_bandwidth=derived(striped_bandwidth(device), "bytes/s", "SoK section 3.3: pages striped over every partition"),

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from kvwall.catalog import Catalog
-from kvwall.footprint import kv_bytes_per_token, traffic_compression
+from kvwall.footprint import traffic_compression
 from kvwall.regimes import capacity_crossover, regime, speedup, traffic_crossover
 from kvwall.roofline import arithmetic_intensity, resident_weight_bytes, step_kv_bytes, step_weight_bytes
 
@@ -135,10 +135,9 @@ def import_time(modules: tuple[str, ...] = PIPELINE_IMPORTS, repeats: int = 3) -
 def evaluate_grid(catalog: Catalog, contexts: np.ndarray, batches: np.ndarray) -> dict[str, np.ndarray]:
     """AI, s*, regime and 2-bit speedup of the evaluation model and device at every (s, b) point (SoK sections 3.1-3.5)."""
     a, model, device = catalog.assumptions, catalog.model, catalog.device
-    per_token = kv_bytes_per_token(model, a.kv_bytes_per_element)
     weights = step_weight_bytes(model, a.weight_bytes_per_param, batches)
-    s_star = traffic_crossover(weights, per_token, batches)
-    s_cap = capacity_crossover(device.hbm_capacity, resident_weight_bytes(model, a.weight_bytes_per_param), per_token)
+    s_star = traffic_crossover(model, weights, a.kv_bytes_per_element, batches)
+    s_cap = capacity_crossover(model, device.hbm_capacity, resident_weight_bytes(model, a.weight_bytes_per_param), a.kv_bytes_per_element)
     kv = step_kv_bytes(model, contexts, batches, a.kv_bytes_per_element)
     return {
         "arithmetic_intensity": arithmetic_intensity(model, contexts, batches, a.weight_bytes_per_param, a.kv_bytes_per_element),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from kvwall.canonical import Block, Number, Row, Section, label
 from kvwall.catalog import Catalog
+from kvwall.footprint import kv_bytes
 from kvwall.formats import format_value
 
 if TYPE_CHECKING:  # the tables arrive as DataFrames; the Snakefile imports TABLE_INPUTS without pandas
@@ -165,9 +166,12 @@ def _kv_footprints(catalog: Catalog, frame: pd.DataFrame) -> Block:
                *(Column(f"kv_{context:.0f}", f"KV at {_context_label(context)}", "B", "gb1", " GB") for context in contexts))
     rows = []
     for record in frame.to_dict("records"):
+        model = catalog.models[record["model_id"]]
         values = {"kv_bytes_per_token": record["kv_bytes_per_token"],
-                  **{f"kv_{context:.0f}": record["kv_bytes_per_token"] * context for context in contexts}}
-        source = (f"Eq. 1: 2 L n_kv d_h w_kv (MLA: L (d_c + d_r) w_kv), times s; {files['models']} models.{record['model_id']}; "
+                  **{f"kv_{context:.0f}": float(kv_bytes(model, context, catalog.assumptions.kv_bytes_per_element))
+                     for context in contexts}}
+        times = "times s (window layers: min(s, W))" if model.attention.has_window else "times s"
+        source = (f"Eq. 1: 2 L n_kv d_h w_kv (MLA: L (d_c + d_r) w_kv), {times}; {files['models']} models.{record['model_id']}; "
                   f"{files['assumptions']} kv_dtype; {files['techniques']} configurations.contexts; tables/derived/table1_kv_per_token.csv")
         rows.append(Row(record["model"], tuple(
             _cell(f"s2.kv.{record['model_id']}.{c.name}", f"{c.header}, {record['model']}", values[c.name], c, "derived", source)
@@ -217,7 +221,8 @@ def _capacity_crossovers(catalog: Catalog, frame: pd.DataFrame) -> Block:
     rows = []
     for model_id in models:
         name = cells[(model_id, devices[0])]["model"]
-        source = (f"s_cap = (HBM - P w_p) / (2 L n_kv d_h w_kv) at b = 1 (SoK §3.4); {catalog.files['models']} models.{model_id}; "
+        window = ", solved with window layers capped at W" if catalog.models[model_id].attention.has_window else ""
+        source = (f"s_cap = (HBM - P w_p) / (2 L n_kv d_h w_kv) at b = 1 (SoK §3.4){window}; {catalog.files['models']} models.{model_id}; "
                   f"{catalog.files['devices']} hbm_capacity; {catalog.files['assumptions']} weight_dtype, kv_dtype; "
                   "tables/derived/capacity_crossover.csv")
         rows.append(Row(name, tuple(

@@ -154,8 +154,8 @@ def crossover(args: argparse.Namespace) -> int:
         _json({"command": "crossover", "model": model.id, "weight_dtype": a.weight_dtype, "kv_dtype": a.kv_dtype, "rows": rows})
         return 0
     print(f"{model.name}, {a.weight_dtype} weights and {a.kv_dtype} KV cache; all values derived")
-    print(f"  s*(b)    {answers.TRAFFIC_EQUATION}")
-    print(f"  s_cap(b) {answers.CAPACITY_EQUATION}")
+    print(f"  s*(b)    {answers.crossover_equation(model, answers.TRAFFIC_EQUATION)}")
+    print(f"  s_cap(b) {answers.crossover_equation(model, answers.CAPACITY_EQUATION)}")
     widths = {d.id: max(14, len(d.name) + 8) for d in devices}
     print(f"{'b':>6}  {'s*(b)':<28}" + "".join(f"{'s_cap ' + d.name:<{widths[d.id]}}" for d in devices).rstrip())
     for row in rows:
@@ -170,6 +170,7 @@ _POINT_LABELS = {
     "weight_bytes": "weights (resident)",
     "step_weight_bytes": "weight bytes per step",
     "kv_bytes_per_token": "KV per token",
+    "kv_bytes_per_token_beyond_window": "KV per token beyond window",
     "step_kv_bytes": "KV bytes per step",
     "memory_needed": "memory needed",
     "hbm_capacity": "HBM capacity",

@@ -20,7 +20,8 @@ import yaml
 from referencing import Registry, Resource
 
 from kvwall.catalog import Assumptions, Catalog, Configuration, Evaluation
-from kvwall.specs import Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, Sourced, Technique, Workload
+from kvwall.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, SlidingWindowAttention, Sourced,
+                          Technique, Workload)
 from kvwall.units import UnitError, dtype_bytes, to_base
 
 #: The spec files of a catalogue, by collection, relative to the config directory.
@@ -263,6 +264,15 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             attention = LatentAttention(
                 n["n_layers"], n["n_q_heads"], int(prov["attention.kv_lora_rank"].value), int(prov["attention.qk_rope_head_dim"].value)
             )
+        elif attention_node["kind"] == "sliding_window":
+            prov["attention.window"] = reader.quantity(attention_node["window"], f"{key}.attention.window", "tokens", default)
+            prov["attention.window_layers"] = reader.quantity(
+                attention_node["window_layers"], f"{key}.attention.window_layers", "count", default)
+            window_layers = int(prov["attention.window_layers"].value)
+            if window_layers > n["n_layers"]:
+                raise SpecError(reader.file, f"{key}.attention.window_layers", f"{window_layers} exceeds n_layers {n['n_layers']}")
+            attention = SlidingWindowAttention(n["n_layers"], n["n_q_heads"], n["n_kv_heads"], n["head_dim"], window_layers,
+                                               prov["attention.window"].value)
         else:
             attention = FullAttention(n["n_layers"], n["n_q_heads"], n["n_kv_heads"], n["head_dim"])
         moe = None
@@ -277,6 +287,7 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             name=entry["name"],
             attention=attention,
             params_nominal=prov["params_nominal"].value,
+            tied_embeddings=entry.get("tied_embeddings", False),
             moe=moe,
             provenance=MappingProxyType(prov),
             **n,

@@ -32,8 +32,8 @@ def dense_layer_params(model: Model, intermediate_size: int | None = None) -> La
 
 
 def embedding_params(model: Model) -> float:
-    """Input embedding plus an untied output head: 2 V d."""
-    return 2.0 * model.vocab_size * model.hidden_size
+    """Input embedding plus an untied output head, 2 V d; V d when the head is tied to the embedding."""
+    return (1.0 if model.tied_embeddings else 2.0) * model.vocab_size * model.hidden_size
 
 
 def routed_expert_params(model: Model) -> float:

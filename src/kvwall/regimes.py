@@ -5,26 +5,30 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kvwall.footprint import context_holding
+from kvwall.specs import Model
+
 WEIGHT_BOUND = "weight-bound"
 KV_BOUND = "kv-bound"
 CAPACITY_BOUND = "capacity-bound"
 REGIMES = (WEIGHT_BOUND, KV_BOUND, CAPACITY_BOUND)
 
 
-def traffic_crossover(weight_bytes: ArrayLike, kv_bytes_per_token: ArrayLike, batch: ArrayLike) -> np.ndarray:
-    """s*(b) = P w_p / (b 2 L n_kv d_h w_kv): the context where per-step KV bytes equal weight bytes (SoK section 3.4, Table 4)."""
-    return np.asarray(weight_bytes, dtype=float) / (np.asarray(batch, dtype=float) * np.asarray(kv_bytes_per_token, dtype=float))
+def traffic_crossover(model: Model, weight_bytes: ArrayLike, kv_bytes_per_element: ArrayLike, batch: ArrayLike) -> np.ndarray:
+    """s*(b) = P w_p / (b 2 L n_kv d_h w_kv): the context where per-step KV bytes equal weight bytes (SoK section 3.4,
+    Table 4); past a sliding window, where the piecewise footprint reaches them (kvwall.footprint.context_holding)."""
+    return context_holding(model, weight_bytes, kv_bytes_per_element, batch)
 
 
 def capacity_crossover(
-    memory_bytes: ArrayLike, weight_bytes: ArrayLike, kv_bytes_per_token: ArrayLike, batch: ArrayLike = 1
+    model: Model, memory_bytes: ArrayLike, weight_bytes: ArrayLike, kv_bytes_per_element: ArrayLike, batch: ArrayLike = 1
 ) -> np.ndarray:
-    """s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv) (SoK section 3.4).
+    """s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv) (SoK section 3.4), solved on the footprint as s*(b) is.
 
     Negative where the weights alone exceed the memory: the model cannot be loaded on that device.
     """
     free = np.asarray(memory_bytes, dtype=float) - np.asarray(weight_bytes, dtype=float)
-    return free / (np.asarray(batch, dtype=float) * np.asarray(kv_bytes_per_token, dtype=float))
+    return context_holding(model, free, kv_bytes_per_element, batch)
 
 
 def regime(context: ArrayLike, traffic_crossover_tokens: ArrayLike, capacity_crossover_tokens: ArrayLike) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kvwall.footprint import kv_bytes, kv_bytes_per_token
+from kvwall.footprint import kv_bytes, kv_bytes_per_token_beyond_window
 from kvwall.params import routed_expert_params
 from kvwall.specs import Device, Model
 
@@ -52,8 +52,9 @@ def step_kv_bytes(model: Model, context: ArrayLike, batch: ArrayLike, kv_bytes_p
 
 
 def step_flops(model: Model, context: ArrayLike, batch: ArrayLike, include_softmax: bool = False) -> np.ndarray:
-    """FLOPs per decode step: b (2P + 4 L n_q d_h s), plus 3 L n_q s per sequence for the softmax (SoK Table 8)."""
-    s = np.asarray(context, dtype=float)
+    """FLOPs per decode step: b (2P + 4 L n_q d_h s), plus 3 L n_q s per sequence for the softmax (SoK Table 8);
+    a window layer attends to at most its window, so s counts the positions cached (kvwall.specs)."""
+    s = model.attention.cached_positions(context)
     per_sequence = 2.0 * active_params_per_token(model) + model.attention.attention_flops_per_position * s
     if include_softmax:
         per_sequence = per_sequence + 3.0 * model.n_layers * model.n_q_heads * s
@@ -126,5 +127,6 @@ def placement_bandwidth(device: Device, placement: str) -> float:
 
 
 def token_rate_ceiling(model: Model, bandwidth: ArrayLike, kv_bytes_per_element: float) -> np.ndarray:
-    """R_inf = beta_eff / (2 L n_kv d_h w_kv), long-context tokens per second (SoK section 3.3, Corollary 1)."""
-    return np.asarray(bandwidth, dtype=float) / kv_bytes_per_token(model, kv_bytes_per_element)
+    """R_inf = beta_eff / (2 L n_kv d_h w_kv), long-context tokens per second (SoK section 3.3, Corollary 1); the
+    per-token bytes are those that keep growing past any sliding window."""
+    return np.asarray(bandwidth, dtype=float) / kv_bytes_per_token_beyond_window(model, kv_bytes_per_element)

@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 EVIDENCE_CLASSES = ("spec", "assumption", "derived", "reported", "measured")
 
 
@@ -47,6 +50,12 @@ class Device:
     provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
 
 
+def causal_positions(cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+    """Positions ``new`` tokens attend to after ``cached`` ones under a causal mask, summed: ((c + n)^2 - c^2) / 2."""
+    c, n = np.asarray(cached, dtype=float), np.asarray(new, dtype=float)
+    return 0.5 * ((c + n) ** 2 - c**2)
+
+
 @dataclass(frozen=True)
 class FullAttention:
     """Multi-head or grouped-query attention: each layer caches a key and a value per KV head (SoK Eq. 1)."""
@@ -68,6 +77,74 @@ class FullAttention:
     @property
     def label(self) -> str:
         return "MHA" if self.n_kv_heads == self.n_q_heads else "GQA"
+
+    @property
+    def full_layers(self) -> int:
+        """Layers whose cache grows with every token."""
+        return self.n_layers
+
+    @property
+    def has_window(self) -> bool:
+        """Whether some layers cache only a window of recent tokens."""
+        return self.full_layers < self.n_layers
+
+    def cached_positions(self, context: ArrayLike) -> np.ndarray:
+        """Positions a layer caches at ``context``, averaged over the layers: every layer caches every token."""
+        return np.asarray(context, dtype=float)
+
+    def context_caching(self, positions: ArrayLike) -> np.ndarray:
+        """The context at which a layer caches ``positions`` on average: the inverse of cached_positions."""
+        return np.asarray(positions, dtype=float)
+
+    def attended_positions(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+        """Positions the ``new`` tokens of a causal prefill attend to after ``cached`` ones, summed over the new
+        tokens and averaged over the layers."""
+        return causal_positions(cached, new)
+
+
+@dataclass(frozen=True)
+class SlidingWindowAttention(FullAttention):
+    """MHA/GQA in which ``window_layers`` of the layers attend to, and cache, only the last ``window`` tokens (Gemma 3,
+    gpt-oss); the other layers are full. A window layer's KV stops growing at the window, so beyond it the cache
+    grows at the full layers' rate alone. The per-token constants (Eq. 1, Table 8) count every layer: they hold
+    below the window."""
+
+    window_layers: int = 0
+    window: float = 0.0  # tokens
+
+    def __post_init__(self):
+        if not 0 < self.window_layers <= self.n_layers or self.window <= 0:
+            raise ValueError(f"a sliding window needs 0 < window_layers <= {self.n_layers} and a positive window")
+
+    @property
+    def full_layers(self) -> int:
+        return self.n_layers - self.window_layers
+
+    @property
+    def label(self) -> str:
+        return f"{super().label}+SWA"
+
+    def cached_positions(self, context: ArrayLike) -> np.ndarray:
+        """(L_full s + L_window min(s, W)) / L: s below the window, then L_full / L per token."""
+        s = np.asarray(context, dtype=float)
+        return (self.full_layers * s + self.window_layers * np.minimum(s, self.window)) / self.n_layers
+
+    def context_caching(self, positions: ArrayLike) -> np.ndarray:
+        """Inverse of cached_positions; infinite beyond the window's reach when every layer is a window layer."""
+        p = np.asarray(positions, dtype=float)
+        if self.full_layers == 0:
+            return np.where(p <= self.window, p, np.inf)
+        return np.where(p <= self.window, p, (p * self.n_layers - self.window_layers * self.window) / self.full_layers)
+
+    def attended_positions(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+        """Full layers as for full attention; a window layer's new token attends to min(position, W) positions."""
+        c, n = np.asarray(cached, dtype=float), np.asarray(new, dtype=float)
+
+        def window_integral(x):  # integral of min(p, W) dp from 0 to x
+            return np.where(x <= self.window, 0.5 * x**2, 0.5 * self.window**2 + self.window * (x - self.window))
+
+        windowed = window_integral(c + n) - window_integral(c)
+        return (self.full_layers * causal_positions(c, n) + self.window_layers * windowed) / self.n_layers
 
 
 @dataclass(frozen=True)
@@ -96,6 +173,24 @@ class LatentAttention:
     def label(self) -> str:
         return "MLA"
 
+    @property
+    def full_layers(self) -> int:
+        return self.n_layers
+
+    @property
+    def has_window(self) -> bool:
+        return False
+
+    def cached_positions(self, context: ArrayLike) -> np.ndarray:
+        """Every layer caches a latent for every token."""
+        return np.asarray(context, dtype=float)
+
+    def context_caching(self, positions: ArrayLike) -> np.ndarray:
+        return np.asarray(positions, dtype=float)
+
+    def attended_positions(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+        return causal_positions(cached, new)
+
 
 @dataclass(frozen=True)
 class MixtureOfExperts:
@@ -114,7 +209,7 @@ class Model:
 
     id: str
     name: str
-    attention: FullAttention | LatentAttention
+    attention: FullAttention | SlidingWindowAttention | LatentAttention
     n_layers: int
     n_q_heads: int
     n_kv_heads: int
@@ -123,6 +218,7 @@ class Model:
     intermediate_size: int
     vocab_size: int
     params_nominal: float
+    tied_embeddings: bool = False
     moe: MixtureOfExperts | None = None
     provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
 

@@ -89,6 +89,15 @@ def _pick(collection: Mapping, item_id: str, file: str, key: str, where: str):
     return collection[item_id]
 
 
+def _pick_model(catalog: Catalog, model_id: str, file: str, key: str):
+    """A catalogue model whose KV grows with every token: the tier model moves a sequence's whole cache."""
+    model = _pick(catalog.models, model_id, file, key, catalog.files["models"])
+    if model.attention.has_window:
+        raise SpecError(file, key, f"{model_id!r} uses {model.attention.label}; the tier model covers caches that grow "
+                                   "with every token")
+    return model
+
+
 def _links(document: Mapping, catalog: Catalog, quantity: Callable[..., Sourced], file: str) -> dict[str, TierLink]:
     links = {}
     for link_id, entry in document["links"].items():
@@ -115,7 +124,7 @@ def _scenario(scenario_id: str, entry: Mapping, catalog: Catalog, quantity: Call
     return ScenarioSpec(
         id=scenario_id,
         description=entry["description"],
-        model=_pick(catalog.models, entry["model"], file, f"{key}.model", catalog.files["models"]),
+        model=_pick_model(catalog, entry["model"], file, f"{key}.model"),
         device=_pick(catalog.devices, entry["device"], file, f"{key}.device", catalog.files["devices"]),
         workload=_pick(catalog.workloads, entry["workload"], file, f"{key}.workload", catalog.files["workloads"]),
         residency=Residency(prov["residency.tier_fraction"].value, int(prov["residency.layers_per_transfer"].value)),
@@ -138,7 +147,7 @@ def _economics(entry: Mapping, catalog: Catalog, links: Mapping[str, TierLink], 
             chosen.append(TierLink(link.id, link.name, link.bandwidth, link.provenance["bandwidth"],
                                    f"{catalog.files['links']} links.{link.id}.bandwidth"))
     return EconomicsSpec(
-        model=_pick(catalog.models, entry["model"], file, "economics.model", catalog.files["models"]),
+        model=_pick_model(catalog, entry["model"], file, "economics.model"),
         device=_pick(catalog.devices, entry["device"], file, "economics.device", catalog.files["devices"]),
         block_tokens=prov["block"].value,
         sequence_workload=_pick(catalog.workloads, entry["sequence_workload"], file, "economics.sequence_workload", catalog.files["workloads"]),

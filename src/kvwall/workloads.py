@@ -26,11 +26,10 @@ def prefill_flops(model: Model, new_tokens: ArrayLike, cached_tokens: ArrayLike 
     """Causal prefill FLOPs for ``new_tokens`` appended after ``cached_tokens`` already in the cache (SoK App. A).
 
     Linear term 2P per new token; attention term sum_i 4 L n_q d_h i over positions i = cached .. cached + new,
-    that is 2 L n_q d_h ((cached + new)^2 - cached^2) for full attention.
+    that is 2 L n_q d_h ((cached + new)^2 - cached^2) for full attention (a window layer attends to min(i, W)).
     """
     n = np.asarray(new_tokens, dtype=float)
-    c = np.asarray(cached_tokens, dtype=float)
-    attention = 0.5 * model.attention.attention_flops_per_position * ((c + n) ** 2 - c**2)
+    attention = model.attention.attention_flops_per_position * model.attention.attended_positions(cached_tokens, n)
     return 2.0 * active_params_per_token(model) * n + attention
 
 

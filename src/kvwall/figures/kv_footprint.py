@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from kvwall.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import colors, new_figure, token_axis
-from kvwall.footprint import kv_bytes, kv_bytes_per_token
+from kvwall.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.formats import megabytes_per_token
 from kvwall.units import GB
 
@@ -38,6 +38,15 @@ def hbm_levels(catalog: Catalog, device_ids) -> dict[float, list[str]]:
     return levels
 
 
+def _bar_label(catalog: Catalog, model_id: str, per_token: float) -> str:
+    """Bytes per token; for a sliding-window model also the rate beyond the window, where only full layers grow."""
+    model = catalog.models[model_id]
+    if not model.attention.has_window:
+        return megabytes_per_token(per_token)
+    beyond = kv_bytes_per_token_beyond_window(model, catalog.assumptions.kv_bytes_per_element)
+    return f"{megabytes_per_token(per_token)}, {megabytes_per_token(beyond)} beyond the window"
+
+
 def draw(inputs: FigureInputs) -> Figure:
     catalog = inputs.catalog
     model_ids = list(inputs.selections["table1_models"])
@@ -53,9 +62,9 @@ def draw(inputs: FigureInputs) -> Figure:
     names = [f"{catalog.models[m].name} ({catalog.models[m].attention.label})" for m in model_ids]
     values = [per_token[m] / 1e6 for m in model_ids]
     drawn = bars.barh(names, values, color=[palette[m] for m in model_ids], gid="kv_bytes_per_token")
-    bars.bar_label(drawn, labels=[megabytes_per_token(per_token[m]) for m in model_ids], padding=2, fontsize=7)
+    bars.bar_label(drawn, labels=[_bar_label(catalog, m, per_token[m]) for m in model_ids], padding=2, fontsize=7)
     bars.invert_yaxis()
-    bars.set_xlim(0, max(values) * 1.3)
+    bars.set_xlim(0, max(values) * 1.45)
     bars.set_xlabel(f"KV MB per token ({dtype}, MB = 10^6 B)")
     bars.set_title("KV bytes per token by architecture (Table 1)")
     bars.grid(axis="y", visible=False)

@@ -16,7 +16,6 @@ from matplotlib.ticker import ScalarFormatter
 from kvwall.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import REGIME_COLORS, new_figure, token_axis
-from kvwall.footprint import kv_bytes_per_token
 from kvwall.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND, capacity_crossover, traffic_crossover
 from kvwall.roofline import resident_weight_bytes, step_weight_bytes
 from kvwall.specs import Device, Model
@@ -34,13 +33,13 @@ def crossovers(catalog: Catalog, model: Model, device: Device, batches=BATCHES) 
     (SoK section 3.4). s* uses the weights a step reads (the experts a batch touches, for MoE); s_cap every resident
     weight."""
     a = catalog.assumptions
-    per_token = kv_bytes_per_token(model, a.kv_bytes_per_element)
+    w_kv = a.kv_bytes_per_element
     resident = resident_weight_bytes(model, a.weight_bytes_per_param)
     b = np.asarray(batches, dtype=float)
     return {
-        "traffic": traffic_crossover(step_weight_bytes(model, a.weight_bytes_per_param, b), per_token, b),
-        "batch_capacity": capacity_crossover(device.hbm_capacity, resident, per_token, b),
-        "capacity": np.full_like(b, float(capacity_crossover(device.hbm_capacity, resident, per_token))),
+        "traffic": traffic_crossover(model, step_weight_bytes(model, a.weight_bytes_per_param, b), w_kv, b),
+        "batch_capacity": capacity_crossover(model, device.hbm_capacity, resident, w_kv, b),
+        "capacity": np.full_like(b, float(capacity_crossover(model, device.hbm_capacity, resident, w_kv))),
     }
 
 

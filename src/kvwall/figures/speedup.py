@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from kvwall.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import new_figure, ordered_colors, token_axis, tokens_label
-from kvwall.footprint import kv_bytes_per_token, traffic_compression
+from kvwall.footprint import traffic_compression
 from kvwall.regimes import speedup, traffic_crossover
 from kvwall.roofline import step_kv_bytes, step_weight_bytes
 
@@ -44,8 +44,7 @@ def speedup_curves(catalog: Catalog, batch: int, factors, contexts=CONTEXTS) -> 
 def crossover(catalog: Catalog, batch: int) -> float:
     """s*(b) of the evaluation model (SoK section 3.4, Table 4)."""
     a, model = catalog.assumptions, catalog.model
-    return float(traffic_crossover(step_weight_bytes(model, a.weight_bytes_per_param, batch),
-                                   kv_bytes_per_token(model, a.kv_bytes_per_element), batch))
+    return float(traffic_crossover(model, step_weight_bytes(model, a.weight_bytes_per_param, batch), a.kv_bytes_per_element, batch))
 
 
 def draw(inputs: FigureInputs) -> Figure:

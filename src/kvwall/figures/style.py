@@ -26,7 +26,8 @@ _METADATA = {
 }
 
 #: Colours for series keyed by catalogue order (devices, models, batches, links).
-SERIES_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
+SERIES_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+                 "#393b79", "#ad494a")
 
 #: Colours of the two evidence classes a figure may put side by side (derived here, reported by others).
 EVIDENCE_COLORS = {"derived": "#1f4e79", "reported": "#b35806"}

@@ -82,8 +82,8 @@ def load_measure_config(path: str | Path, catalog: Catalog, mode: str = "full", 
     if model_id not in catalog.models:
         raise SpecError(file, key, f"model {model_id!r} does not exist in {catalog.files['models']}")
     model = catalog.models[model_id]
-    if not isinstance(model.attention, FullAttention):
-        raise SpecError(file, key, f"{model_id} uses {model.attention.label}; the benchmark times MHA/GQA attention")
+    if not isinstance(model.attention, FullAttention) or model.attention.has_window:
+        raise SpecError(file, key, f"{model_id} uses {model.attention.label}; the benchmark times MHA/GQA attention without windows")
     for fragment, device_id in document["device_specs"].items():
         if device_id not in catalog.devices:
             raise SpecError(file, f"device_specs.{fragment}", f"device {device_id!r} does not exist in {catalog.files['devices']}")

@@ -31,7 +31,7 @@ class DecodeShape:
     @classmethod
     def of(cls, model: Model, layers: int, batch: int, context: int, dtype: str) -> "DecodeShape":
         """The shape of ``layers`` of ``model``'s layers; only full (MHA/GQA) attention has per-head K and V."""
-        if not isinstance(model.attention, FullAttention):
+        if not isinstance(model.attention, FullAttention) or model.attention.has_window:
             raise ValueError(f"model {model.id!r}: the benchmark needs full (MHA/GQA) attention, not {model.attention.label}")
         if not 1 <= layers <= model.n_layers:
             raise ValueError(f"model {model.id!r} has {model.n_layers} layers; cannot measure {layers}")

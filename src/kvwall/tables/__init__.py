@@ -10,7 +10,8 @@ from typing import Callable
 
 from kvwall.catalog import Catalog
 from kvwall.render import Table
-from kvwall.tables import accounting, architecture, bounds, comparison, crossovers, hardware, in_text, taxonomy, workload_regimes
+from kvwall.tables import (accounting, architecture, bounds, comparison, crossovers, hardware, in_text, sliding_window, taxonomy,
+                           workload_regimes)
 
 Builder = Callable[[Catalog, dict], Table]
 
@@ -18,6 +19,7 @@ ARTIFACTS: dict[str, Builder] = {
     "spec/table1_architectures": architecture.architectures,
     "derived/table1_kv_per_token": architecture.kv_per_token,
     "paper/table1": architecture.paper_view,
+    "derived/sliding_window_footprint": sliding_window.sliding_window_footprint,
     "assumption/table2_taxonomy": taxonomy.domains,
     "spec/table3_hardware": hardware.specs,
     "derived/table3_ridge": hardware.ridge,

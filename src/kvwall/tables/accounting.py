@@ -12,8 +12,9 @@ from kvwall.specs import FullAttention, Model
 
 def _model(catalog: Catalog, selections: dict) -> Model:
     model = catalog.models[selections["table8_model"]]
-    if not isinstance(model.attention, FullAttention) or model.moe is not None:
-        raise SpecError("config/config.yaml", "tables.table8.model", f"{model.id!r}: Table 8 accounts for dense MHA/GQA models only")
+    if not isinstance(model.attention, FullAttention) or model.attention.has_window or model.moe is not None:
+        raise SpecError("config/config.yaml", "tables.table8.model",
+                        f"{model.id!r}: Table 8 accounts for dense MHA/GQA models without sliding windows only")
     return model
 
 
@@ -73,7 +74,7 @@ def parameter_check(catalog: Catalog, selections: dict) -> Table:
         id="table8_parameter_check",
         title="Table 8 check: parameters implied by the architecture against the nominal count",
         caption="Sum over L layers of d d_h (n_q + 2 n_kv) + d d_h n_q + 3 d d_ff (routed experts for MoE), plus 2 V d "
-        "for untied embeddings, against the nominal P the step model uses (config/models.yaml params_nominal). "
+        "for untied embeddings (V d tied), against the nominal P the step model uses (config/models.yaml params_nominal). "
         "Norms and biases are omitted (under 0.01%).",
         columns=(
             Column("model_id", "id", printed=False),

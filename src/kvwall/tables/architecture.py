@@ -18,6 +18,13 @@ def _kv_columns(model: Model) -> dict:
     return {"n_kv": model.n_kv_heads, "d_h": model.head_dim}
 
 
+def _window_columns(model: Model) -> dict:
+    """The sliding window and the layers that use it; empty where every layer is full."""
+    if not model.attention.has_window:
+        return {"window": None, "window_layers": None}
+    return {"window": model.attention.window, "window_layers": model.attention.window_layers}
+
+
 def _spec_columns() -> tuple[Column, ...]:
     return (
         Column("attention", "Attn.", "spec"),
@@ -25,12 +32,14 @@ def _spec_columns() -> tuple[Column, ...]:
         Column("n_q", "n_q", "spec", "int"),
         Column("n_kv", "n_kv (MLA: latent d_c + d_r)", "spec", "int"),
         Column("d_h", "d_h", "spec", "int"),
+        Column("window", "Window (tokens)", "spec", "int", "tokens"),
+        Column("window_layers", "Window layers", "spec", "int", "count"),
     )
 
 
 def _spec_row(model: Model) -> dict:
     return {"model_id": model.id, "model": model.name, "attention": model.attention.label, "n_layers": model.n_layers,
-            "n_q": model.n_q_heads, **_kv_columns(model)}
+            "n_q": model.n_q_heads, **_kv_columns(model), **_window_columns(model)}
 
 
 def architectures(catalog: Catalog, selections: dict) -> Table:
@@ -40,7 +49,8 @@ def architectures(catalog: Catalog, selections: dict) -> Table:
         id="table1_architectures",
         title=f"{TITLE}: architecture inputs",
         caption="Layers, query heads, KV heads and head dimension from each model's published config "
-        f"({catalog.files['models']}). MLA models cache one latent of d_c + d_r dimensions per layer.",
+        f"({catalog.files['models']}). MLA models cache one latent of d_c + d_r dimensions per layer. Sliding-window "
+        "models (SWA) cache only the last window of tokens in their window layers.",
         columns=(*_KEYS, *_spec_columns()),
         rows=tuple(_spec_row(m) for m in models),
     )
@@ -53,7 +63,9 @@ def kv_per_token(catalog: Catalog, selections: dict) -> Table:
     return Table(
         id="table1_kv_per_token",
         title=f"{TITLE}: derived bytes per token",
-        caption=f"KV bytes per token at w_kv = {w_kv:g} B ({catalog.assumptions.kv_dtype}), SoK Eq. 1; MB = 1e6 B.",
+        caption=f"KV bytes per token at w_kv = {w_kv:g} B ({catalog.assumptions.kv_dtype}), SoK Eq. 1; MB = 1e6 B. "
+        "Every layer is counted, so for sliding-window models this is the rate below the window "
+        "(tables/derived/sliding_window_footprint for beyond it).",
         columns=(*_KEYS, Column("kv_bytes_per_token", "MB/token", "derived", "mb_per_token", "B")),
         rows=tuple({"model_id": m.id, "model": m.name, "kv_bytes_per_token": kv_bytes_per_token(m, w_kv)} for m in models),
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from kvwall.catalog import Catalog
-from kvwall.footprint import kv_bytes_per_token
 from kvwall.regimes import capacity_crossover as s_cap
 from kvwall.regimes import traffic_crossover as s_star
 from kvwall.render import Column, Table
@@ -21,8 +20,7 @@ def traffic_crossover(catalog: Catalog, selections: dict) -> Table:
         m = catalog.models[model_id]
         row = {"model_id": m.id, "model": m.name}
         for b in batches:
-            row[f"b{b}"] = float(s_star(step_weight_bytes(m, a.weight_bytes_per_param, b),
-                                        kv_bytes_per_token(m, a.kv_bytes_per_element), b))
+            row[f"b{b}"] = float(s_star(m, step_weight_bytes(m, a.weight_bytes_per_param, b), a.kv_bytes_per_element, b))
         rows.append(row)
     return Table(
         id="table4_traffic_crossover",
@@ -49,14 +47,16 @@ def capacity_crossover(catalog: Catalog, selections: dict) -> Table:
             rows.append({
                 "model_id": m.id, "model": m.name, "device_id": d.id, "device": d.name,
                 "weight_bytes": weights,
-                "capacity_crossover": float(s_cap(d.hbm_capacity, weights, kv_bytes_per_token(m, a.kv_bytes_per_element))),
+                "capacity_crossover": float(s_cap(m, d.hbm_capacity, weights, a.kv_bytes_per_element)),
             })
     return Table(
         id="capacity_crossover",
         title="Capacity crossover s_cap in tokens at batch 1",
         caption="s_cap = (HBM − P w_p) / (2 L n_kv d_h w_kv) (SoK section 3.4): the longest context one sequence can "
-        "hold beside the weights; s_cap(b) = s_cap / b. Negative: the weights alone exceed HBM and the model cannot be "
-        "loaded on one device. Every weight is resident, MoE experts included.",
+        "hold beside the weights; s_cap(b) = s_cap / b for full attention. Negative: the weights alone exceed HBM and "
+        "the model cannot be loaded on one device. Every weight is resident, MoE experts included. Sliding-window "
+        "models: solved on the footprint with window layers capped at their window "
+        "(tables/derived/sliding_window_footprint).",
         columns=(
             *_KEYS,
             Column("device_id", "device id", printed=False),

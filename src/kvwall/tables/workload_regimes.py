@@ -24,8 +24,8 @@ def workloads(catalog: Catalog, selections: dict) -> Table:
     resident = resident_weight_bytes(model, a.weight_bytes_per_param)
     rows = []
     for w in catalog.workloads.values():
-        s_star = float(traffic_crossover(step_weight_bytes(model, a.weight_bytes_per_param, w.batch), per_token, w.batch))
-        s_cap = float(capacity_crossover(device.hbm_capacity, resident, per_token))
+        s_star = float(traffic_crossover(model, step_weight_bytes(model, a.weight_bytes_per_param, w.batch), a.kv_bytes_per_element, w.batch))
+        s_cap = float(capacity_crossover(model, device.hbm_capacity, resident, a.kv_bytes_per_element))
         tokens = float(stored_tokens(w.batch, w.shared_prefix, w.context - w.shared_prefix)) if w.shared_prefix else w.batch * w.context
         devices = math.ceil((resident + tokens * per_token) / device.hbm_capacity)
         side = _traffic_side(w.context, s_star)
@@ -35,7 +35,7 @@ def workloads(catalog: Catalog, selections: dict) -> Table:
         rows.append({
             "workload_id": w.id.upper(), "pattern": w.pattern, "batch": w.batch, "context": w.context,
             "traffic_crossover": s_star, "traffic_side": side, "capacity_crossover": s_cap,
-            "batch_capacity_crossover": s_cap / w.batch,
+            "batch_capacity_crossover": float(capacity_crossover(model, device.hbm_capacity, resident, a.kv_bytes_per_element, w.batch)),
             "regime": str(regime(w.context, s_star, s_cap)), "devices_needed": devices, "binding_constraint": binding,
         })
     return Table(
