@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from kvwall.canonical import Block, Row, Section, in_unit, label, quantity
 from kvwall.footprint import kv_bytes_per_token
 from kvwall.prefetch import simulate_scenario
@@ -55,6 +57,27 @@ def _economics_inputs(tiers: TierSpecs, catalog_files: dict) -> tuple[Row, ...]:
     return tuple(rows)
 
 
+def _moving_against_regenerating(title: str, links, mfus, payload: str, verb: str, nbytes: float, move_unit: str,
+                                 move_decimals: int, source: str, regenerate: Callable[[float], float], note: str) -> Block:
+    """Per link: the time to move one ``payload`` of ``nbytes``, and the ``verb`` time over it at each stated MFU."""
+    return Block(
+        title=title,
+        note=note,
+        header="Link",
+        columns=(f"Move one {payload}", *(f"{verb} / move at {_percent_label(m)} MFU" for m in mfus)),
+        rows=tuple(
+            Row(link.name, (
+                quantity(f"s4.move-{payload}.{link.id}", f"Move one {payload}", move_time(nbytes, link.bandwidth), move_unit,
+                         move_decimals, "derived", source),
+                *(quantity(f"s4.{payload}-ratio.{link.id}.mfu{i}", f"{verb} over move, one {payload}",
+                           regenerate(mfu) / move_time(nbytes, link.bandwidth), "×", 0, "derived", source)
+                  for i, mfu in enumerate(mfus)),
+            ))
+            for link in links
+        ),
+    )
+
+
 def economics_section(tiers: TierSpecs, catalog_files: dict) -> Section:
     """§4: moving a block (and a whole sequence) over each link against regenerating it, at each stated MFU."""
     e, file = tiers.economics, tiers.file
@@ -90,40 +113,16 @@ def economics_section(tiers: TierSpecs, catalog_files: dict) -> Section:
             for i, (mfu, mfu_label) in enumerate(zip(e.mfu, mfu_labels))
         ),
     )
-    move_block = Block(
-        title="Moving one block against regenerating it",
-        note="Move time = block bytes / link bandwidth; the ratios divide the linear-term regenerate time at each MFU by it.",
-        header="Link",
-        columns=("Move one block", *(f"Regenerate / move at {m} MFU" for m in mfu_labels)),
-        rows=tuple(
-            Row(link.name, (
-                quantity(f"s4.move-block.{link.id}", "Move one block", move_time(block, link.bandwidth), "us", 1, "derived",
-                         f"block bytes / B_link; regenerate: 2 P per token / (F · MFU); {inputs}"),
-                *(quantity(f"s4.block-ratio.{link.id}.mfu{i}", "Regenerate over move, one block",
-                           linear_regenerate_time(model, e.block_tokens, peak, mfu) / move_time(block, link.bandwidth), "×", 0, "derived",
-                           f"block bytes / B_link; regenerate: 2 P per token / (F · MFU); {inputs}")
-                  for i, mfu in enumerate(e.mfu)),
-            ))
-            for link in e.links
-        ),
-    )
-    move_sequence = Block(
-        title="Moving one sequence against recomputing it",
-        note="Move time = sequence bytes / link bandwidth; the ratios divide the causal-prefill recompute time at each MFU by it.",
-        header="Link",
-        columns=("Move one sequence", *(f"Recompute / move at {m} MFU" for m in mfu_labels)),
-        rows=tuple(
-            Row(link.name, (
-                quantity(f"s4.move-sequence.{link.id}", "Move one sequence", move_time(sequence_bytes, link.bandwidth), "s", 3, "derived",
-                         f"sequence bytes / B_link; recompute: SoK App. A prefill FLOPs / (F · MFU); {inputs}"),
-                *(quantity(f"s4.sequence-ratio.{link.id}.mfu{i}", "Recompute over move, one sequence",
-                           regenerate_time(model, sequence, 0.0, peak, mfu) / move_time(sequence_bytes, link.bandwidth), "×", 0, "derived",
-                           f"sequence bytes / B_link; recompute: SoK App. A prefill FLOPs / (F · MFU); {inputs}")
-                  for i, mfu in enumerate(e.mfu)),
-            ))
-            for link in e.links
-        ),
-    )
+    block_source = f"block bytes / B_link; regenerate: 2 P per token / (F · MFU); {inputs}"
+    move_block = _moving_against_regenerating(
+        "Moving one block against regenerating it", e.links, e.mfu, "block", "Regenerate", block, "us", 1, block_source,
+        lambda mfu: linear_regenerate_time(model, e.block_tokens, peak, mfu),
+        note="Move time = block bytes / link bandwidth; the ratios divide the linear-term regenerate time at each MFU by it.")
+    sequence_source = f"sequence bytes / B_link; recompute: SoK App. A prefill FLOPs / (F · MFU); {inputs}"
+    move_sequence = _moving_against_regenerating(
+        "Moving one sequence against recomputing it", e.links, e.mfu, "sequence", "Recompute", sequence_bytes, "s", 3, sequence_source,
+        lambda mfu: regenerate_time(model, sequence, 0.0, peak, mfu),
+        note="Move time = sequence bytes / link bandwidth; the ratios divide the causal-prefill recompute time at each MFU by it.")
     return Section(
         number=4,
         title="Tier economics",
