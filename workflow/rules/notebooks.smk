@@ -20,6 +20,7 @@ NOTEBOOKS = {
         "title": "(a) KV footprint and the two crossovers",
         "tables": [
             "derived/table1_kv_per_token",
+            "derived/sliding_window_footprint",
             "derived/table4_traffic_crossover",
             "derived/capacity_crossover",
         ],
