@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks").glob("*.ipynb"))
 EXECUTED = ROOT / "notebooks" / "executed"
 FOOTPRINT = ROOT / "notebooks" / "01_footprint_and_crossovers.ipynb"
+REGIMES = ROOT / "notebooks" / "02_roofline_and_regimes.ipynb"
+MATRIX = ROOT / "notebooks" / "03_comparison_matrix.ipynb"
 
 
 def load(path: Path) -> dict:
@@ -96,6 +98,26 @@ def test_a_sliding_window_model_rederives_its_capped_footprint_and_crossovers(tm
     text = outputs_text(load(out))
     assert "s_cap Gemma-3-27B on H100 SXM" in text  # asserted against the capacity table, solved on the capped footprint
     assert "Gemma-3-27B: KV bytes/token beyond it" in text and "s_cap = 312,058" in text
+
+
+def test_the_regimes_of_a_sliding_window_model_come_from_its_capped_footprint(tmp_path):
+    out = tmp_path / "regimes.ipynb"
+    papermill.execute_notebook(str(REGIMES), str(out), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+                               parameters={"config_dir": "config", "tables_dir": "tables", "model": "gemma-3-27b",
+                                           "device": "h100-sxm"})
+    text = outputs_text(load(out))
+    assert "Gemma-3-27B has sliding-window layers" in text and "312058" in text  # s_cap on the capped footprint
+
+
+def test_the_comparison_matrix_derives_another_model_without_comparing_and_refuses_window_models(tmp_path):
+    out = tmp_path / "matrix.ipynb"
+    papermill.execute_notebook(str(MATRIX), str(out), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+                               parameters={"config_dir": "config", "tables_dir": "tables", "model": "llama-3-8b"})
+    assert "Llama-3-8B is not the model of the committed Tables 5 and 7" in outputs_text(load(out))
+    with pytest.raises(papermill.PapermillExecutionError, match="sliding-window layers"):
+        papermill.execute_notebook(str(MATRIX), str(tmp_path / "window.ipynb"), kernel_name="python3", cwd=str(ROOT),
+                                   progress_bar=False,
+                                   parameters={"config_dir": "config", "tables_dir": "tables", "model": "gemma-3-27b"})
 
 
 def test_a_committed_table_that_disagrees_fails_the_notebook(tmp_path):

@@ -19,7 +19,7 @@ from kvwall.roofline import intensity_long_context_limit, resident_weight_bytes,
 from kvwall.specs import FullAttention, SlidingWindowAttention
 from kvwall.tables.sliding_window import sliding_window_footprint
 from kvwall.tier_specs import load_tiers
-from kvwall.workloads import prefill_flops
+from kvwall.workloads import prefill_flops, stored_kv_bytes
 from test_bad_input import break_config, spec_error
 
 BF16 = 2.0
@@ -156,3 +156,12 @@ def test_the_benchmark_and_the_tier_model_refuse_window_models(catalog, root, tm
     with pytest.raises(SpecError) as caught:
         load_tiers(config / "tiers.yaml", catalog)
     assert "GQA+SWA" in caught.value.reason and caught.value.key.endswith(".model")
+
+
+def test_a_shared_prefix_is_stored_once_by_full_layers_only(catalog, gemma):
+    # W3-like: 8 requests of 128k sharing 96k. Full layers store 96k + 8 x 32k tokens; each window layer its own 1,024.
+    stored = stored_kv_bytes(gemma, 8, 128_000, 96_000, BF16)
+    assert stored == 81_920 * (96_000 + 8 * 32_000) + 8 * 1_024 * (507_904 - 81_920)
+    llama = catalog.models["llama-3-70b"]
+    assert stored_kv_bytes(llama, 8, 128_000, 96_000, BF16) == (96_000 + 8 * 32_000) * 327_680
+    assert stored_kv_bytes(llama, 8, 128_000, 0, BF16) == kv_bytes(llama, 128_000, BF16, batch=8)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kvwall.footprint import kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.roofline import active_params_per_token
 from kvwall.specs import Model
 
@@ -20,6 +21,19 @@ def sharing_factor(requests: ArrayLike, shared_tokens: ArrayLike, unique_tokens:
 def stored_tokens(requests: ArrayLike, shared_tokens: ArrayLike, unique_tokens: ArrayLike) -> np.ndarray:
     """Tokens stored with prefix deduplication: the prefix once, each unique suffix once (SoK W3)."""
     return np.asarray(shared_tokens, dtype=float) + np.asarray(requests, dtype=float) * np.asarray(unique_tokens, dtype=float)
+
+
+def stored_kv_bytes(model: Model, requests: ArrayLike, context: ArrayLike, shared_tokens: ArrayLike,
+                    kv_bytes_per_element: float) -> np.ndarray:
+    """KV bytes ``requests`` sequences of ``context`` tokens store when their first ``shared_tokens`` are stored once
+    (SoK W3). Full layers store the prefix once and every suffix; a window layer stores each sequence's own last
+    min(s, W) tokens, so only full layers gain from sharing."""
+    full_rate = kv_bytes_per_token_beyond_window(model, kv_bytes_per_element)
+    window_rate = kv_bytes_per_token(model, kv_bytes_per_element) - full_rate
+    s = np.asarray(context, dtype=float)
+    tokens = stored_tokens(requests, shared_tokens, s - np.asarray(shared_tokens, dtype=float))
+    window = model.attention.window if model.attention.has_window else 0.0
+    return tokens * full_rate + np.asarray(requests, dtype=float) * np.minimum(s, window) * window_rate
 
 
 def prefill_flops(model: Model, new_tokens: ArrayLike, cached_tokens: ArrayLike = 0.0) -> np.ndarray:

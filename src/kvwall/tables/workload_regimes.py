@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 
 from kvwall.catalog import Catalog
-from kvwall.footprint import kv_bytes_per_token
 from kvwall.regimes import capacity_crossover, regime, traffic_crossover
 from kvwall.render import Column, Table
 from kvwall.roofline import resident_weight_bytes, step_weight_bytes
-from kvwall.workloads import stored_tokens
+from kvwall.workloads import stored_kv_bytes
 
 
 def _traffic_side(context: float, s_star: float) -> str:
@@ -20,14 +19,13 @@ def _traffic_side(context: float, s_star: float) -> str:
 def workloads(catalog: Catalog, selections: dict) -> Table:
     """Each workload's s*(b) and s_cap on the evaluation device, its regime, and the devices its bytes need."""
     a, model, device = catalog.assumptions, catalog.model, catalog.device
-    per_token = kv_bytes_per_token(model, a.kv_bytes_per_element)
     resident = resident_weight_bytes(model, a.weight_bytes_per_param)
     rows = []
     for w in catalog.workloads.values():
         s_star = float(traffic_crossover(model, step_weight_bytes(model, a.weight_bytes_per_param, w.batch), a.kv_bytes_per_element, w.batch))
         s_cap = float(capacity_crossover(model, device.hbm_capacity, resident, a.kv_bytes_per_element))
-        tokens = float(stored_tokens(w.batch, w.shared_prefix, w.context - w.shared_prefix)) if w.shared_prefix else w.batch * w.context
-        devices = math.ceil((resident + tokens * per_token) / device.hbm_capacity)
+        stored = float(stored_kv_bytes(model, w.batch, w.context, w.shared_prefix, a.kv_bytes_per_element))
+        devices = math.ceil((resident + stored) / device.hbm_capacity)
         side = _traffic_side(w.context, s_star)
         binding = f"{w.objective[0].upper()}{w.objective[1:]}, {side}"
         if devices > 1:
