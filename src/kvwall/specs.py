@@ -56,27 +56,13 @@ def causal_positions(cached: ArrayLike, new: ArrayLike) -> np.ndarray:
     return 0.5 * ((c + n) ** 2 - c**2)
 
 
-@dataclass(frozen=True)
-class FullAttention:
-    """Multi-head or grouped-query attention: each layer caches a key and a value per KV head (SoK Eq. 1)."""
+class EveryTokenCached:
+    """What an attention kind whose every layer caches every token shares: a footprint linear in context.
+
+    Sliding-window attention overrides these methods; ``n_layers`` is the kind's own field.
+    """
 
     n_layers: int
-    n_q_heads: int
-    n_kv_heads: int
-    head_dim: int
-
-    @property
-    def kv_elements_per_token(self) -> float:
-        return 2.0 * self.n_layers * self.n_kv_heads * self.head_dim
-
-    @property
-    def attention_flops_per_position(self) -> float:
-        """FLOPs per cached position per generated token: scores plus value contraction (SoK Table 8)."""
-        return 4.0 * self.n_layers * self.n_q_heads * self.head_dim
-
-    @property
-    def label(self) -> str:
-        return "MHA" if self.n_kv_heads == self.n_q_heads else "GQA"
 
     @property
     def full_layers(self) -> int:
@@ -100,6 +86,30 @@ class FullAttention:
         """Positions the ``new`` tokens of a causal prefill attend to after ``cached`` ones, summed over the new
         tokens and averaged over the layers."""
         return causal_positions(cached, new)
+
+
+@dataclass(frozen=True)
+class FullAttention(EveryTokenCached):
+    """Multi-head or grouped-query attention: each layer caches a key and a value per KV head (SoK Eq. 1)."""
+
+    n_layers: int
+    n_q_heads: int
+    n_kv_heads: int
+    head_dim: int
+
+    @property
+    def kv_elements_per_token(self) -> float:
+        return 2.0 * self.n_layers * self.n_kv_heads * self.head_dim
+
+    @property
+    def attention_flops_per_position(self) -> float:
+        """FLOPs per cached position per generated token: scores plus value contraction (SoK Table 8)."""
+        return 4.0 * self.n_layers * self.n_q_heads * self.head_dim
+
+    @property
+    def label(self) -> str:
+        return "MHA" if self.n_kv_heads == self.n_q_heads else "GQA"
+
 
 
 @dataclass(frozen=True)
@@ -148,7 +158,7 @@ class SlidingWindowAttention(FullAttention):
 
 
 @dataclass(frozen=True)
-class LatentAttention:
+class LatentAttention(EveryTokenCached):
     """Multi-head latent attention (MLA): each layer caches one latent of kv_lora_rank + rope dims (SoK Table 1, dagger)."""
 
     n_layers: int
@@ -173,23 +183,6 @@ class LatentAttention:
     def label(self) -> str:
         return "MLA"
 
-    @property
-    def full_layers(self) -> int:
-        return self.n_layers
-
-    @property
-    def has_window(self) -> bool:
-        return False
-
-    def cached_positions(self, context: ArrayLike) -> np.ndarray:
-        """Every layer caches a latent for every token."""
-        return np.asarray(context, dtype=float)
-
-    def context_caching(self, positions: ArrayLike) -> np.ndarray:
-        return np.asarray(positions, dtype=float)
-
-    def attended_positions(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
-        return causal_positions(cached, new)
 
 
 @dataclass(frozen=True)
