@@ -23,8 +23,6 @@ TILES_PER_WORKER = 64
 class TileProducts:
     """Each of ``workers`` threads runs a tile's two products ``TILES_PER_WORKER`` times on cache-resident tiles."""
 
-    device = "cpu"
-
     def __init__(self, shape: DecodeShape, tile_tokens: int, workers: int, flop_per_byte: float, rng: np.random.Generator):
         if shape.dtype != "fp32":
             raise ValueError(f"the numpy kernels hold KV in fp32, not {shape.dtype}")

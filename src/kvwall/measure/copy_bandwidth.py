@@ -18,8 +18,6 @@ BYTES_COUNTED_PER_BUFFER_BYTE = 2
 class HostCopy:
     """numpy copy between two host buffers of ``nbytes``, each of ``workers`` threads copying its own slice."""
 
-    device = "cpu"
-
     def __init__(self, nbytes: int, workers: int):
         self.source = np.ones(nbytes // 8, np.float64)
         self.target = np.zeros_like(self.source)
