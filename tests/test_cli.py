@@ -316,3 +316,24 @@ def test_jobs_run_reads_the_job_stats_table():
     log = f"Building DAG of jobs...\n{stats}Select jobs to execute...\n[...] 11 of 11 steps (100%) done\n{stats}"
     assert benchmark.jobs_run(log) == 10
     assert benchmark.jobs_run("Nothing to be done (all requested files are present and up to date).") == 0
+
+
+def test_regime_takes_the_weight_and_kv_formats_as_stated_assumptions(capsys):
+    # Llama-3-70B in fp8 on one H100: 70 GB of weights fit, so s_cap = (80 - 70) GB / 163,840 B per token.
+    argv = ["regime", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "1", "--context", "128k",
+            "--weight-dtype", "fp8", "--kv-dtype", "fp8", "--json"]
+    assert main(argv) == 0
+    numbers = json.loads(capsys.readouterr().out)["numbers"]
+    assert numbers["weight_bytes"]["value"] == 70e9 and "fp8" in numbers["weight_bytes"]["basis"]
+    assert numbers["kv_bytes_per_token"]["value"] == 163_840 and "fp8, assumption" in numbers["kv_bytes_per_token"]["basis"]
+    assert round(numbers["capacity_crossover"]["value"]) == 61_035
+    assert round(numbers["traffic_crossover"]["value"]) == 427_246  # w_p and w_kv halved together: s* is unchanged
+
+
+def test_crossover_and_footprint_take_the_formats_too(capsys):
+    assert main(["crossover", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "1", "--weight-dtype", "fp8",
+                 "--kv-dtype", "fp8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["weight_dtype"], out["kv_dtype"]) == ("fp8", "fp8")
+    assert main(["footprint", "--model", "llama-3-70b", "--weight-dtype", "int4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["weights"]["value"] == 35e9

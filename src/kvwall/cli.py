@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from kvwall import advice, answers, benchmark
@@ -72,6 +72,13 @@ def _catalog(args: argparse.Namespace) -> Catalog:
     return catalog
 
 
+def _with_formats(catalog: Catalog, args: argparse.Namespace) -> Catalog:
+    """The catalogue with the weight and KV storage formats chosen on the command line (assumptions, as the
+    defaults in config/assumptions.yaml are)."""
+    chosen = {name: getattr(args, name) for name in ("weight_dtype", "kv_dtype") if getattr(args, name, None)}
+    return replace(catalog, assumptions=replace(catalog.assumptions, **chosen)) if chosen else catalog
+
+
 def _pick(collection, item_id: str, kind: str):
     if item_id not in collection:
         known = ", ".join(sorted(collection))
@@ -124,7 +131,7 @@ def _json(obj) -> None:
 
 def footprint(args: argparse.Namespace) -> int:
     """KV bytes per token, KV bytes of the batch at the context, and weights (SoK Eq. 1, section 1.2)."""
-    catalog = _catalog(args)
+    catalog = _with_formats(_catalog(args), argparse.Namespace(weight_dtype=args.weight_dtype))
     model = _pick(catalog.models, args.model, "model")
     context, context_basis = _context(args, catalog)
     dtypes = args.kv_dtype or [catalog.assumptions.kv_dtype]
@@ -145,7 +152,7 @@ def footprint(args: argparse.Namespace) -> int:
 
 def crossover(args: argparse.Namespace) -> int:
     """s*(b) per batch (SoK Table 4) and s_cap(b) on each device (SoK section 3.4)."""
-    catalog = _catalog(args)
+    catalog = _with_formats(_catalog(args), args)
     model = _pick(catalog.models, args.model, "model")
     devices = [_pick(catalog.devices, d, "device") for d in args.device] if args.device else list(catalog.devices.values())
     rows = [answers.crossovers(model, devices, b, catalog.assumptions) for b in args.batch]
@@ -191,7 +198,7 @@ _POINT_LABELS = {
 
 def regime(args: argparse.Namespace) -> int:
     """The regime of a model on a device at (b, s), the numbers behind it, and the design rules (SoK section 6.2)."""
-    catalog = _catalog(args)
+    catalog = _with_formats(_catalog(args), args)
     model = _pick(catalog.models, args.model, "model")
     device = _pick(catalog.devices, args.device, "device")
     context, context_basis = _context(args, catalog)
@@ -271,12 +278,17 @@ def build_parser() -> argparse.ArgumentParser:
     common = [_common()]
     context_help = "context length in tokens: 131072, 128k, 1M, 1e6 (k per config/assumptions.yaml tokens_per_k)"
 
+    def format_option(stored: str) -> dict:
+        return {"choices": sorted(DTYPE_BYTES), "metavar": "DTYPE",
+                "help": f"{stored} storage format: {', '.join(DTYPE_BYTES)} (default: {stored}_dtype of the assumptions)"}
+
     p = subparsers.add_parser("footprint", parents=common, help="KV bytes per token and per batch, and weights (Eq. 1)")
     p.add_argument("--model", required=True)
     p.add_argument("--context", default="128k", help=context_help + "; default 128k")
     p.add_argument("--batch", type=_positive_int, default=1)
     p.add_argument("--kv-dtype", nargs="+", choices=sorted(DTYPE_BYTES), metavar="DTYPE",
                    help=f"KV storage format(s): {', '.join(DTYPE_BYTES)} (default: kv_dtype of the assumptions)")
+    p.add_argument("--weight-dtype", **format_option("weight"))
     p.set_defaults(func=footprint)
 
     p = subparsers.add_parser("crossover", parents=common, help="traffic crossover s*(b) and capacity crossover s_cap")
@@ -284,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", nargs="+", help="device id(s) for s_cap (default: every device)")
     p.add_argument("--batch", type=_positive_int, nargs="+", default=list(TABLE4_BATCHES),
                    help="batch size(s) (default: SoK Table 4's 1 8 32 128 256)")
+    p.add_argument("--weight-dtype", **format_option("weight"))
+    p.add_argument("--kv-dtype", **format_option("kv"))
     p.set_defaults(func=crossover)
 
     p = subparsers.add_parser("regime", parents=common, help="which regime, the numbers behind it, and what to do")
@@ -292,6 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=_positive_int, required=True)
     p.add_argument("--context", required=True, help=context_help)
     p.add_argument("--placement", choices=("striped", "pinned"), help="KV page placement (default: the evaluation's)")
+    p.add_argument("--weight-dtype", **format_option("weight"))
+    p.add_argument("--kv-dtype", **format_option("kv"))
     p.set_defaults(func=regime)
 
     measure_command.register(subparsers)
