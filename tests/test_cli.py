@@ -337,3 +337,12 @@ def test_crossover_and_footprint_take_the_formats_too(capsys):
     assert (out["weight_dtype"], out["kv_dtype"]) == ("fp8", "fp8")
     assert main(["footprint", "--model", "llama-3-70b", "--weight-dtype", "int4", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["weights"]["value"] == 35e9
+
+
+def test_regime_takes_the_compute_precision_and_refuses_one_the_device_does_not_list(capsys):
+    argv = ["regime", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "64", "--context", "8k", "--json"]
+    assert main([*argv, "--compute-precision", "fp8"]) == 0
+    ridge = json.loads(capsys.readouterr().out)["numbers"]["ridge_point"]["value"]
+    assert round(ridge) == 591  # 1,979 TFLOP/s dense FP8 over 3.35 TB/s: twice the BF16 ridge of SoK Table 3
+    assert main([*argv, "--compute-precision", "fp4"]) != 0
+    assert "H100 SXM lists no dense rate for it (it lists bf16, fp8)" in capsys.readouterr().err

@@ -73,9 +73,9 @@ def _catalog(args: argparse.Namespace) -> Catalog:
 
 
 def _with_formats(catalog: Catalog, args: argparse.Namespace) -> Catalog:
-    """The catalogue with the weight and KV storage formats chosen on the command line (assumptions, as the
-    defaults in config/assumptions.yaml are)."""
-    chosen = {name: getattr(args, name) for name in ("weight_dtype", "kv_dtype") if getattr(args, name, None)}
+    """The catalogue with the weight and KV storage formats (and the compute precision) chosen on the command line:
+    assumptions, as the defaults in config/assumptions.yaml are."""
+    chosen = {name: getattr(args, name) for name in ("weight_dtype", "kv_dtype", "compute_precision") if getattr(args, name, None)}
     return replace(catalog, assumptions=replace(catalog.assumptions, **chosen)) if chosen else catalog
 
 
@@ -201,6 +201,11 @@ def regime(args: argparse.Namespace) -> int:
     catalog = _with_formats(_catalog(args), args)
     model = _pick(catalog.models, args.model, "model")
     device = _pick(catalog.devices, args.device, "device")
+    precision = catalog.assumptions.compute_precision
+    if precision not in device.dense_flops:
+        raise CommandError(f"compute precision {precision} (--compute-precision, or compute_precision of the "
+                           f"assumptions): {device.name} lists no dense rate for it (it lists "
+                           f"{', '.join(sorted(device.dense_flops))})")
     context, context_basis = _context(args, catalog)
     placement = args.placement or catalog.evaluation.placement
     point = answers.operating_point(model, device, args.batch, context, catalog.assumptions, placement, context_basis)
@@ -308,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--placement", choices=("striped", "pinned"), help="KV page placement (default: the evaluation's)")
     p.add_argument("--weight-dtype", **format_option("weight"))
     p.add_argument("--kv-dtype", **format_option("kv"))
+    p.add_argument("--compute-precision", metavar="PRECISION",
+                   help="dense tensor rate the ridge and step time use, as config/devices.yaml names it: bf16, fp8 "
+                   "(default: compute_precision of the assumptions)")
     p.set_defaults(func=regime)
 
     measure_command.register(subparsers)
