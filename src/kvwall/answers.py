@@ -32,12 +32,12 @@ KV_EQUATION = "SoK Eq. 1: 2 L n_kv d_h w_kv"
 MLA_EQUATION = "SoK Eq. 1, Table 1 (MLA): L (d_c + d_r) w_kv"
 WINDOW_EQUATION = "SoK Eq. 1 over every layer: 2 L n_kv d_h w_kv, the rate below the window"
 BEYOND_WINDOW_EQUATION = "SoK Eq. 1 over the full layers: 2 L_full n_kv d_h w_kv"
-STEP_KV_EQUATION = "SoK section 3.1: b s 2 L n_kv d_h w_kv"
-WINDOW_STEP_KV_EQUATION = "SoK section 3.1, window layers capped: b 2 n_kv d_h w_kv (L_full s + L_window min(s, W))"
+STEP_KV_FORMULA = "b s 2 L n_kv d_h w_kv"
+WINDOW_STEP_KV_FORMULA = "b 2 n_kv d_h w_kv (L_full s + L_window min(s, W))"
 TRAFFIC_EQUATION = "SoK section 3.4, Table 4: s*(b) = P w_p / (b 2 L n_kv d_h w_kv)"
 CAPACITY_EQUATION = "SoK section 3.4: s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv)"
 #: Both crossovers with window layers: where the capped footprint reaches the bytes (kvwall.footprint.context_holding).
-WINDOW_CROSSOVER = "solved on b 2 n_kv d_h w_kv (L_full s + L_window min(s, W))"
+WINDOW_CROSSOVER = f"solved on {WINDOW_STEP_KV_FORMULA}"
 SPEEDUP_EQUATION = "SoK section 3.5: S = (W + K) / (W + K / c)"
 
 #: KV storage widths the operating point quotes a speedup for (SoK Table 5: INT4 and 2-bit rows).
@@ -108,7 +108,7 @@ def footprint(model: Model, context: float, batch: int, kv_dtype: str, basis: st
         kv_dtype=kv_dtype,
         kv_bytes_per_element=stated(width, "bytes", basis),
         kv_bytes_per_token=derived(kv_bytes_per_token(model, width), "bytes/token", kv_equation(model)),
-        kv_bytes=derived(kv_bytes(model, context, width, batch), "bytes", WINDOW_STEP_KV_EQUATION.split(": ", 1)[1]
+        kv_bytes=derived(kv_bytes(model, context, width, batch), "bytes", WINDOW_STEP_KV_FORMULA
                          if model.attention.has_window else f"b s x ({kv_equation(model)})"),
     )
 
@@ -189,7 +189,7 @@ def operating_point(
     resident = resident_weight_bytes(model, w_p)
     step_weights = float(step_weight_bytes(model, w_p, batch))
     step_kv = float(step_kv_bytes(model, context, batch, w_kv))
-    step_kv_equation = WINDOW_STEP_KV_EQUATION if model.attention.has_window else STEP_KV_EQUATION
+    step_kv_formula = WINDOW_STEP_KV_FORMULA if model.attention.has_window else STEP_KV_FORMULA
     s_star = float(traffic_crossover(model, step_weights, w_kv, batch))
     s_cap = float(capacity_crossover(model, device.hbm_capacity, resident, w_kv))
     beta = placement_bandwidth(device, placement)
@@ -213,8 +213,8 @@ def operating_point(
                                    f"{kv_equation(model)}; w_kv = {w_kv:g} B ({assumptions.kv_dtype}, assumption)"),
         kv_bytes_per_token_beyond_window=derived(kv_bytes_per_token_beyond_window(model, w_kv), "bytes/token",
                                                  BEYOND_WINDOW_EQUATION) if model.attention.has_window else None,
-        step_kv_bytes=derived(step_kv, "bytes", step_kv_equation),
-        memory_needed=derived(resident + step_kv, "bytes", f"P w_p + {step_kv_equation.split(': ', 1)[1]}"),
+        step_kv_bytes=derived(step_kv, "bytes", f"SoK section 3.1: {step_kv_formula}"),
+        memory_needed=derived(resident + step_kv, "bytes", f"P w_p + {step_kv_formula}"),
         hbm_capacity=given(device.provenance["hbm_capacity"]),
         devices_needed=derived(math.ceil((resident + step_kv) / device.hbm_capacity), "count",
                                "memory needed / HBM, weights and KV sharded evenly"),

@@ -72,10 +72,10 @@ def _catalog(args: argparse.Namespace) -> Catalog:
     return catalog
 
 
-def _with_formats(catalog: Catalog, args: argparse.Namespace) -> Catalog:
-    """The catalogue with the weight and KV storage formats (and the compute precision) chosen on the command line:
+def _with_formats(catalog: Catalog, **formats: str | None) -> Catalog:
+    """The catalogue with the storage formats or compute precision chosen on the command line (None: as configured);
     assumptions, as the defaults in config/assumptions.yaml are."""
-    chosen = {name: getattr(args, name) for name in ("weight_dtype", "kv_dtype", "compute_precision") if getattr(args, name, None)}
+    chosen = {name: value for name, value in formats.items() if value}
     return replace(catalog, assumptions=replace(catalog.assumptions, **chosen)) if chosen else catalog
 
 
@@ -131,7 +131,7 @@ def _json(obj) -> None:
 
 def footprint(args: argparse.Namespace) -> int:
     """KV bytes per token, KV bytes of the batch at the context, and weights (SoK Eq. 1, section 1.2)."""
-    catalog = _with_formats(_catalog(args), argparse.Namespace(weight_dtype=args.weight_dtype))
+    catalog = _with_formats(_catalog(args), weight_dtype=args.weight_dtype)
     model = _pick(catalog.models, args.model, "model")
     context, context_basis = _context(args, catalog)
     dtypes = args.kv_dtype or [catalog.assumptions.kv_dtype]
@@ -152,7 +152,7 @@ def footprint(args: argparse.Namespace) -> int:
 
 def crossover(args: argparse.Namespace) -> int:
     """s*(b) per batch (SoK Table 4) and s_cap(b) on each device (SoK section 3.4)."""
-    catalog = _with_formats(_catalog(args), args)
+    catalog = _with_formats(_catalog(args), weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype)
     model = _pick(catalog.models, args.model, "model")
     devices = [_pick(catalog.devices, d, "device") for d in args.device] if args.device else list(catalog.devices.values())
     rows = [answers.crossovers(model, devices, b, catalog.assumptions) for b in args.batch]
@@ -198,7 +198,8 @@ _POINT_LABELS = {
 
 def regime(args: argparse.Namespace) -> int:
     """The regime of a model on a device at (b, s), the numbers behind it, and the design rules (SoK section 6.2)."""
-    catalog = _with_formats(_catalog(args), args)
+    catalog = _with_formats(_catalog(args), weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
+                            compute_precision=args.compute_precision)
     model = _pick(catalog.models, args.model, "model")
     device = _pick(catalog.devices, args.device, "device")
     precision = catalog.assumptions.compute_precision
