@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvwall.loader import load_catalog, load_workflow_config
+from kvwall.inputs.loader import load_catalog, load_workflow_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from kvwall.audit import MATCH, AuditFailure, audit, read_artifact
-from kvwall.tables import ARTIFACTS
+from kvwall.tables import builder
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,7 @@ def printed(root):
 @pytest.fixture(scope="module")
 def loader(catalog, selections, root):
     def load(artifact):
-        return read_artifact(artifact, {c.name: c for c in ARTIFACTS[artifact](catalog, selections).columns}, root / "tables")
+        return read_artifact(artifact, {c.name: c for c in builder(artifact)(catalog, selections).columns}, root / "tables")
 
     return load
 

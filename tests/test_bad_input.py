@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.loader import SpecError, load_catalog, load_workflow_config, read_yaml
-from kvwall.reported import load_reported
+from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml
+from kvwall.inputs.reported import load_reported
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config"

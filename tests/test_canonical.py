@@ -7,13 +7,13 @@ import re
 import numpy as np
 import pytest
 
-from kvwall.canonical import AuditEntry, Block, Number, Row, numbers_by_id, render_markdown, states_a_value, to_json
-from kvwall.canonical_build import build_document, load_inputs, table_paths
+from kvwall.canonical.document import AuditEntry, Block, Number, Row, numbers_by_id, render_markdown, states_a_value, to_json
+from kvwall.canonical.build import build_document, load_inputs, table_paths
 from kvwall.figures.style import save
-from kvwall.figures_tier import four_constraints, timeline
-from kvwall.specs import EVIDENCE_CLASSES
-from kvwall.tier_economics import block_bytes, move_time
-from kvwall.tiering import ingress
+from kvwall.figures.tier import four_constraints, timeline
+from kvwall.inputs.specs import EVIDENCE_CLASSES
+from kvwall.tier.economics import block_bytes, move_time
+from kvwall.tier.constraints import ingress
 
 SECTIONS = ("1. Measured", "2. Capacity", "3. Crossovers and regimes", "4. Tier economics", "5. The four constraints",
             "6. The SoK comparison matrix", "7. Audit")

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kvwall import benchmark
-from kvwall.cli import main
+from kvwall.cli import benchmark
+from kvwall.cli.main import main
 from kvwall.formats import kilo_tokens, tokens
-from kvwall.loader import load_catalog
-from kvwall.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND
-from kvwall.specs import EVIDENCE_CLASSES
+from kvwall.inputs.loader import load_catalog
+from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND
+from kvwall.inputs.specs import EVIDENCE_CLASSES
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = str(REPO / "config")

@@ -5,14 +5,14 @@ import re
 import pytest
 
 from kvwall.render import SIDE_BY_SIDE
-from kvwall.specs import EVIDENCE_CLASSES
-from kvwall.tables import ARTIFACTS
+from kvwall.inputs.specs import EVIDENCE_CLASSES
+from kvwall.tables import ARTIFACTS, builder
 
 
 @pytest.mark.parametrize("artifact", sorted(ARTIFACTS))
 def test_value_columns_have_one_class_matching_the_folder(catalog, selections, artifact):
     folder = artifact.split("/")[0]
-    table = ARTIFACTS[artifact](catalog, selections)
+    table = builder(artifact)(catalog, selections)
     classes = {c.evidence for c in table.columns if c.evidence}
     if folder in SIDE_BY_SIDE:
         assert classes <= set(EVIDENCE_CLASSES) and len(classes) >= 2

@@ -10,8 +10,8 @@ import yaml
 from kvwall.figures import FIGURES, draw
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import save
-from kvwall.footprint import kv_bytes_per_token
-from kvwall.roofline import intensity_long_context_limit
+from kvwall.model.footprint import kv_bytes_per_token
+from kvwall.model.roofline import intensity_long_context_limit
 from kvwall.units import dtype_bytes
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvwall.footprint import capacity_compression, effective_kv_bytes, kv_bytes, kv_bytes_per_token, traffic_compression
+from kvwall.model.footprint import capacity_compression, effective_kv_bytes, kv_bytes, kv_bytes_per_token, traffic_compression
 from kvwall.formats import format_value
 
 # SoK Table 1, MB/token in BF16, as printed.

@@ -9,21 +9,21 @@ import numpy as np
 import pytest
 import yaml
 
-from kvwall.cli import main
+from kvwall.cli.main import main
 from kvwall.figures.style import save
-from kvwall.loader import SpecError
+from kvwall.inputs.loader import SpecError
 from kvwall.measure.analysis import kernel_summary, largest_point
 from kvwall.measure.compute_ceiling import TILES_PER_WORKER, TileProducts
 from kvwall.measure.config import load_measure_config
-from kvwall.measure.figure import copy_bound_slope, kv_slope_figure
+from kvwall.figures.measured_kv_slope import copy_bound_slope, kv_slope_figure
 from kvwall.measure.fit import bandwidth_from_slope, fit_line
 from kvwall.measure.kv_layouts import ContiguousKV, PagedKV
 from kvwall.measure.numpy_decode import NumpyDecode, reference_decode, splits_per_sequence
 from kvwall.measure.record import free_path, read_record, read_records, to_json
 from kvwall.measure.shape import DecodeShape, measured_kv_bytes
-from kvwall.measure.table import kv_slope_table
-from kvwall.reported import load_reported
-from kvwall.roofline import intensity_long_context_limit
+from kvwall.tables.kv_slope_fits import kv_slope_table
+from kvwall.inputs.reported import load_reported
+from kvwall.model.roofline import intensity_long_context_limit
 from kvwall.units import GB, GiB, dtype_bytes, to_base
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -305,7 +305,7 @@ def quick_run(tmp_path_factory):
 
 def test_quick_mode_writes_a_record_that_validates(quick_run, settings, catalog):
     status, path = quick_run
-    record = read_record(path)  # validates against kvwall/schemas/measured_record.schema.yaml
+    record = read_record(path)  # validates against kvwall/inputs/schemas/measured_record.schema.yaml
     assert status == (0 if record["valid"] else 1)
     assert record["mode"] == "quick" and record["evidence"] == "measured"
     quick = load_measure_config(ROOT / "config" / "measure.yaml", catalog, "quick")

@@ -1,12 +1,12 @@
-"""The per-layer prefetch simulation (kvwall.prefetch): hand-computed timelines, and the two separations of
+"""The per-layer prefetch simulation (kvwall.tier.prefetch): hand-computed timelines, and the two separations of
 sustainability and hiding (CANONICAL-NUMBERS §5)."""
 
 import numpy as np
 import pytest
 
-from kvwall.prefetch import simulate, simulate_scenario
-from kvwall.tier_specs import load_tiers
-from kvwall.tiering import Prefetch, hiding, ingress, transfer_windows
+from kvwall.tier.prefetch import simulate, simulate_scenario
+from kvwall.tier.inputs import load_tiers
+from kvwall.tier.constraints import Prefetch, hiding, ingress, transfer_windows
 
 ONES = np.ones(8)
 

@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvwall.formats import format_value
-from kvwall.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND, capacity_crossover, regime, speedup, traffic_crossover
-from kvwall.roofline import resident_weight_bytes, step_weight_bytes
+from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND, capacity_crossover, regime, speedup, traffic_crossover
+from kvwall.model.roofline import resident_weight_bytes, step_weight_bytes
 
 TABLE4 = {
     "llama-3-8b": ["122.5k", "15.3k", "3.8k", "957", "479"],

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvwall.formats import format_value
-from kvwall.roofline import (
+from kvwall.model.roofline import (
     arithmetic_intensity,
     intensity_long_context_limit,
     intensity_short_context_limit,

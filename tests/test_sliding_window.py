@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvwall.cli import main
-from kvwall.footprint import context_holding, kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
-from kvwall.loader import SpecError
+from kvwall.cli.main import main
+from kvwall.model.footprint import context_holding, kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
+from kvwall.inputs.loader import SpecError
 from kvwall.measure.config import load_measure_config
-from kvwall.regimes import capacity_crossover, traffic_crossover
-from kvwall.roofline import intensity_long_context_limit, resident_weight_bytes, step_kv_bytes, step_weight_bytes
-from kvwall.specs import FullAttention, SlidingWindowAttention
+from kvwall.model.regimes import capacity_crossover, traffic_crossover
+from kvwall.model.roofline import intensity_long_context_limit, resident_weight_bytes, step_kv_bytes, step_weight_bytes
+from kvwall.inputs.specs import FullAttention, SlidingWindowAttention
 from kvwall.tables.sliding_window import sliding_window_footprint
-from kvwall.tier_specs import load_tiers
-from kvwall.workloads import prefill_flops, stored_kv_bytes
+from kvwall.tier.inputs import load_tiers
+from kvwall.model.workloads import prefill_flops, stored_kv_bytes
 from test_bad_input import break_config, spec_error
 
 BF16 = 2.0

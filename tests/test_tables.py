@@ -6,7 +6,7 @@ import io
 import pytest
 
 from kvwall.render import Column, Table, to_csv, to_latex, to_markdown, write_table
-from kvwall.tables import ARTIFACTS
+from kvwall.tables import builder
 from kvwall.tables.accounting import accounting, parameter_check
 
 TABLE5 = {  # SoK Table 5 as printed: KV (GB), T_step (ms), tok/s, speedup, AI
@@ -38,13 +38,13 @@ def _cells(table: Table, row: dict, names: list[str]) -> list[str]:
 
 
 def test_table5_as_printed(catalog, selections):
-    table = ARTIFACTS["derived/table5_roofline_bounds"](catalog, selections)
+    table = builder("derived/table5_roofline_bounds")(catalog, selections)
     got = {(r["context"], r["config_id"]): _cells(table, r, ["kv_bytes", "step_time", "token_rate", "speedup", "arithmetic_intensity"]) for r in table.rows}
     assert got == TABLE5
 
 
 def test_table5_caption_step_bytes_and_capacity(catalog, selections):
-    rows = {(r["context"], r["config_id"]): r for r in ARTIFACTS["derived/table5_roofline_bounds"](catalog, selections).rows}
+    rows = {(r["context"], r["config_id"]): r for r in builder("derived/table5_roofline_bounds")(catalog, selections).rows}
     assert round(rows[(128000, "bf16")]["step_bytes"] / 1e8) / 10 == 181.9
     assert round(rows[(512000, "bf16")]["step_bytes"] / 1e8) / 10 == 307.8
     assert round(rows[(512000, "int8")]["step_bytes"] / 1e8) / 10 == 223.9
@@ -52,13 +52,13 @@ def test_table5_caption_step_bytes_and_capacity(catalog, selections):
 
 
 def test_table7_as_printed(catalog, selections):
-    table = ARTIFACTS["derived/table7_speedups"](catalog, selections)
+    table = builder("derived/table7_speedups")(catalog, selections)
     got = {r["technique_id"]: _cells(table, r, ["compression_label", "kv_bytes", "speedup_w1", "speedup_w2"]) for r in table.rows}
     assert got == TABLE7
 
 
 def test_table6_binding_constraint_is_derived(catalog, selections):
-    rows = {r["workload_id"]: r for r in ARTIFACTS["derived/table6_workloads"](catalog, selections).rows}
+    rows = {r["workload_id"]: r for r in builder("derived/table6_workloads")(catalog, selections).rows}
     assert rows["W1"]["traffic_side"] == "weight-dominated" and rows["W1"]["regime"] == "weight-bound"
     assert rows["W2"]["traffic_side"] == "KV-dominated" and rows["W2"]["regime"] == "kv-bound"
     assert rows["W2"]["devices_needed"] == 8  # 140 GB of weights and 1,342 GB of KV over 192 GB

@@ -1,4 +1,4 @@
-"""The four constraints of a memory tier (kvwall.tiering) and the tier economics (kvwall.tier_economics), against
+"""The four constraints of a memory tier (kvwall.tier.constraints) and the tier economics (kvwall.tier.economics), against
 the numbers the SoK and the published tier economics print, and the properties each constraint must have."""
 
 from dataclasses import replace
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import yaml
 
-from kvwall.loader import SpecError
-from kvwall.tier_economics import block_bytes, linear_regenerate_time, move_time
-from kvwall.tier_specs import load_tiers
-from kvwall.tiering import (
+from kvwall.inputs.loader import SpecError
+from kvwall.tier.economics import block_bytes, linear_regenerate_time, move_time
+from kvwall.tier.inputs import load_tiers
+from kvwall.tier.constraints import (
     DecodeSet,
     Prefetch,
     Residency,

@@ -2,6 +2,8 @@
 committed one, and a second run finds nothing to do."""
 
 import filecmp
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -14,9 +16,12 @@ INPUTS = ("Snakefile", "workflow", "src", "config", "notebooks", "data", "matplo
 ARTIFACT_ROOTS = ("tables", "figures", "notebooks/executed", "CANONICAL-NUMBERS.md", "canonical-numbers.json")
 
 
-def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+TRACER = Path(__file__).parent / "import_trace"
+
+
+def _snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", str(workdir), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=900)
+    return subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
 
 
 def _artifacts(base: Path) -> list[str]:
@@ -39,9 +44,45 @@ def built(tmp_path_factory, root) -> Path:
             shutil.copytree(source, workdir / name, symlinks=True, ignore=shutil.ignore_patterns("executed"))
         elif source.exists():
             shutil.copy2(source, workdir / name)
-    result = _snakemake(workdir, "--snakefile", str(workdir / "Snakefile"))
+    # Every job's process records the kvwall files it imported (tests/import_trace/sitecustomize.py).
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, (str(TRACER), os.environ.get("PYTHONPATH")))),
+        "KVWALL_IMPORT_TRACE": str(workdir / "import-trace.jsonl"),
+    }
+    result = _snakemake(workdir, "--snakefile", str(workdir / "Snakefile"), env=env)
     assert result.returncode == 0, result.stderr[-4000:]
     return workdir
+
+
+def test_every_job_lists_the_kvwall_code_it_imports(built):
+    """A rule's inputs hold every kvwall file its job imported, so that a change to one reruns the job."""
+    summary = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--detailed-summary")
+    assert summary.returncode == 0, summary.stderr[-2000:]
+    rows = [line.split("\t") for line in summary.stdout.splitlines()]
+    header = rows[0]
+    listed = {row[0]: set(row[header.index("input-file(s)")].split(",")) for row in rows[1:] if len(row) == len(header)}
+    traces = [json.loads(line) for line in (built / "import-trace.jsonl").read_text().splitlines()]
+    traced = {trace["output"] for trace in traces}
+    assert "notebooks/executed/01_footprint_and_crossovers.ipynb" in traced  # kernels are traced too
+    assert "tables/derived/table4_traffic_crossover.csv" in traced
+    missing = {t["output"]: sorted(set(t["files"]) - listed[t["output"]]) for t in traces if t["output"] in listed}
+    assert {output: files for output, files in missing.items() if files} == {}
+
+
+def test_a_job_lists_only_the_modules_its_code_reaches(built):
+    """The map is not the whole tree: one table's job does not list another table's module or the command line."""
+    summary = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--detailed-summary")
+    rows = [line.split("\t") for line in summary.stdout.splitlines()]
+    header = rows[0]
+    listed = {row[0]: row[header.index("input-file(s)")].split(",") for row in rows[1:] if len(row) == len(header)}
+    crossover = listed["tables/derived/table4_traffic_crossover.csv"]
+    assert "src/kvwall/tables/crossovers.py" in crossover
+    assert "src/kvwall/model/regimes.py" in crossover
+    assert not [f for f in crossover if f.startswith(("src/kvwall/cli/", "src/kvwall/canonical/", "src/kvwall/figures/"))]
+    assert "src/kvwall/tables/hardware.py" not in crossover
+    roofline = listed["figures/fig3_roofline.svg"]
+    assert "src/kvwall/figures/roofline.py" in roofline and "src/kvwall/figures/speedup.py" not in roofline
 
 
 def test_every_committed_artifact_is_rebuilt_identically(built, root):

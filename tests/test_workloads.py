@@ -2,9 +2,9 @@
 
 import pytest
 
-from kvwall.footprint import kv_bytes
+from kvwall.model.footprint import kv_bytes
 from kvwall.formats import format_value
-from kvwall.workloads import fetch_time, prefill_flops, recompute_time, sharing_factor, stored_tokens, warm_ttft_ratio
+from kvwall.model.workloads import fetch_time, prefill_flops, recompute_time, sharing_factor, stored_tokens, warm_ttft_ratio
 
 
 def test_w3_sharing(llama70):

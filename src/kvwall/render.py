@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kvwall.formats import format_value
-from kvwall.specs import EVIDENCE_CLASSES
+from kvwall.inputs.specs import EVIDENCE_CLASSES
 
 #: Folders of side-by-side views, whose columns each carry their evidence class in the header.
 SIDE_BY_SIDE = ("paper", "audit")

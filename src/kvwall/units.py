@@ -107,3 +107,8 @@ def parse_tokens(text: str | int | float, k: float = 1000.0) -> float:
     if not value > 0:
         raise UnitError(f"context length {text!r} must be positive")
     return value
+
+
+def in_unit(base_value: float, unit: str) -> float:
+    """A base-unit value (bytes, s, bytes/s, FLOP/s, fractions) expressed in ``unit``."""
+    return base_value / to_base(1.0, unit)

@@ -1,15 +1,15 @@
 # Reproduction audit: the paper's printed numbers (config/paper/printed.yaml) against the derived tables.
+DERIVED_TABLES = sorted(a for a in ARTIFACTS if a.startswith("derived/"))
 AUDIT_ARTIFACTS = expand("tables/audit/reproduction.{ext}", ext=("csv", "md", "tex"))
 
 
 rule audit:
     input:
         printed=PRINTED_NUMBERS,
-        tables=expand(
-            "tables/{artifact}.csv",
-            artifact=sorted(a for a in ARTIFACTS if a.startswith("derived/")),
+        tables=expand("tables/{artifact}.csv", artifact=DERIVED_TABLES),
+        code=kvwall_code(
+            "workflow/scripts/audit.py", *(module_of(a) for a in DERIVED_TABLES)
         ),
-        code=KVWALL_CODE,
     output:
         csv=report(
             "tables/audit/reproduction.csv",

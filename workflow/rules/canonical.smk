@@ -1,5 +1,5 @@
 # CANONICAL-NUMBERS.md, its machine-readable twin, and the four-constraints figures.
-from kvwall.canonical_derived import TABLE_INPUTS
+from kvwall.canonical.derived import TABLE_INPUTS
 
 TIER_FIGURES = ("fig3_1_four_constraints", "tier_sustainability_vs_hiding")
 CANONICAL_ARTIFACTS = [
@@ -13,7 +13,7 @@ rule canonical_numbers:
     input:
         SPEC_INPUTS,
         REPORTED_INPUTS,
-        KVWALL_CODE,
+        code=kvwall_code("workflow/scripts/canonical_numbers.py"),
         tiers="config/tiers.yaml",
         tables=expand("tables/{artifact}.csv", artifact=TABLE_INPUTS),
         # This project's measurement tables: those the measured leg renders from data/measured/ (MEASURED_ARTIFACTS,
@@ -26,7 +26,7 @@ rule canonical_numbers:
             }
             | set(glob.glob("tables/measured/*.md"))
         ),
-        template="src/kvwall/templates/canonical-numbers.md.j2",
+        template="src/kvwall/canonical/templates/canonical-numbers.md.j2",
         script="workflow/scripts/canonical_numbers.py",
     output:
         md="CANONICAL-NUMBERS.md",
@@ -42,8 +42,8 @@ rule canonical_numbers:
 rule canonical_figure_constraints:
     input:
         SPEC_INPUTS,
-        KVWALL_CODE,
         "matplotlibrc",
+        code=kvwall_code("workflow/scripts/canonical_figure_constraints.py"),
         numbers="canonical-numbers.json",
         tiers="config/tiers.yaml",
         script="workflow/scripts/canonical_figure_constraints.py",
@@ -67,8 +67,8 @@ rule canonical_figure_constraints:
 rule canonical_figure_timeline:
     input:
         SPEC_INPUTS,
-        KVWALL_CODE,
         "matplotlibrc",
+        code=kvwall_code("workflow/scripts/canonical_figure_timeline.py"),
         tiers="config/tiers.yaml",
         script="workflow/scripts/canonical_figure_timeline.py",
     output:

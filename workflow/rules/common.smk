@@ -4,14 +4,15 @@ import glob
 import os
 import sys
 
-from kvwall.loader import (
+from kvwall.inputs.loader import (
     SpecError,
     load_catalog,
     load_workflow_config,
     read_yaml,
     validate,
 )
-from kvwall.reported import load_reported
+from kvwall.inputs.reported import load_reported
+from kvwall.sources import SourceTree
 
 
 envvars:
@@ -40,6 +41,11 @@ except SpecError as error:
     sys.exit(f"kvwall: bad input: {error}")
 
 SPEC_INPUTS = sorted(path for name, path in CATALOG.files.items() if name != "reported")
-# The model's code: a rule that imports kvwall reruns when it changes, as a rule reruns when its script changes.
-KVWALL_CODE = sorted(glob.glob("src/kvwall/**/*.py", recursive=True))
+# The kvwall code a job reads: the import closure of its script or notebook (kvwall.sources), plus any module it
+# imports by name. A change to one module reruns exactly the jobs that import it; tests/test_rule_inputs.py checks the
+# closure against what each job really imported.
+# kvwall_code(script, *modules): the kvwall files that script (and modules, imported by name at run time) reads.
+kvwall_code = SourceTree("src").files_of_script
+
+
 REPORTED_INPUTS = sorted(glob.glob(f"{CATALOG.files['reported']}/*.yaml"))

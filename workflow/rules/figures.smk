@@ -13,10 +13,12 @@ for figure_name, figure_entry in FIGURES.items():
         input:
             SPEC_INPUTS,
             REPORTED_INPUTS,
-            KVWALL_CODE,
             "config/config.yaml",
             "matplotlibrc",
             "workflow/scripts/figure.py",
+            code=kvwall_code(
+                "workflow/scripts/figure.py", f"kvwall.figures.{figure_entry.module}"
+            ),
         output:
             svg=report(
                 f"figures/{figure_name}.svg",

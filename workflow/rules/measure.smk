@@ -9,8 +9,8 @@ MEASURED_ARTIFACTS = MEASURED_TABLE + MEASURED_FIGURE
 rule measured_table:
     input:
         MEASURED_RECORDS,
-        KVWALL_CODE,
         "workflow/scripts/measure_table.py",
+        code=kvwall_code("workflow/scripts/measure_table.py"),
     output:
         csv=MEASURED_TABLE[0],
         md=MEASURED_TABLE[1],
@@ -30,9 +30,9 @@ rule measured_figure:
         MEASURED_RECORDS,
         SPEC_INPUTS,
         REPORTED_INPUTS,
-        KVWALL_CODE,
         "matplotlibrc",
         "workflow/scripts/measure_figure.py",
+        code=kvwall_code("workflow/scripts/measure_figure.py"),
         measure_config="config/measure.yaml",
     output:
         svg=report(
@@ -61,8 +61,8 @@ rule measured_figure:
 rule measure:
     input:
         SPEC_INPUTS,
-        KVWALL_CODE,
         "workflow/scripts/measure.py",
+        code=kvwall_code("workflow/scripts/measure.py"),
         measure_config="config/measure.yaml",
     log:
         "logs/measure/measure.log",

@@ -2,7 +2,7 @@
 # given twice stops the run with one line naming file, line and reason.
 import sys
 
-from kvwall.loader import SpecError, read_yaml
+from kvwall.inputs.loader import SpecError, read_yaml
 
 try:
     read_yaml("config/config.yaml")

@@ -1,6 +1,6 @@
 # Tables 1-8 and their companions: one job per artifact, each written as CSV, Markdown and LaTeX under
 # tables/<evidence class>/ (tables/paper/ holds side-by-side views with each column's class marked).
-from kvwall.tables import ARTIFACTS
+from kvwall.tables import ARTIFACTS, module_of
 
 TABLE_ARTIFACTS = expand(
     "tables/{artifact}.{ext}", artifact=sorted(ARTIFACTS), ext=("csv", "md", "tex")
@@ -11,8 +11,10 @@ rule table:
     input:
         SPEC_INPUTS,
         REPORTED_INPUTS,
-        KVWALL_CODE,
         "config/config.yaml",
+        code=lambda w: kvwall_code(
+            "workflow/scripts/write_table.py", module_of(f"{w.evidence}/{w.name}")
+        ),
     output:
         csv=report(
             "tables/{evidence}/{name}.csv",

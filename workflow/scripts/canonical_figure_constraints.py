@@ -3,11 +3,11 @@
 import json
 import sys
 
-from kvwall.canonical import numbers_by_id
+from kvwall.canonical.document import numbers_by_id
 from kvwall.figures.style import save
-from kvwall.figures_tier.four_constraints import draw
-from kvwall.loader import load_catalog
-from kvwall.tier_specs import load_tiers
+from kvwall.figures.tier.four_constraints import draw
+from kvwall.inputs.loader import load_catalog
+from kvwall.tier.inputs import load_tiers
 
 sys.stderr = open(snakemake.log[0], "w")
 numbers = numbers_by_id(json.loads(open(snakemake.input.numbers, encoding="utf-8").read()))

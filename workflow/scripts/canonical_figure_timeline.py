@@ -3,9 +3,9 @@
 import sys
 
 from kvwall.figures.style import save
-from kvwall.figures_tier.timeline import draw
-from kvwall.loader import load_catalog
-from kvwall.tier_specs import load_tiers
+from kvwall.figures.tier.timeline import draw
+from kvwall.inputs.loader import load_catalog
+from kvwall.tier.inputs import load_tiers
 
 sys.stderr = open(snakemake.log[0], "w")
 save(draw(load_tiers(snakemake.input.tiers, load_catalog(snakemake.config["config_dir"]))), snakemake.output)

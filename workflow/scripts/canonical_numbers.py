@@ -3,8 +3,8 @@
 import sys
 from pathlib import Path
 
-from kvwall.canonical import render_markdown, to_json
-from kvwall.canonical_build import build_document, load_inputs, table_paths
+from kvwall.canonical.document import render_markdown, to_json
+from kvwall.canonical.build import build_document, load_inputs, table_paths
 from kvwall.render import write_text
 
 sys.stderr = open(snakemake.log[0], "w")

@@ -2,7 +2,7 @@
 
 import sys
 
-from kvwall.loader import load_catalog
+from kvwall.inputs.loader import load_catalog
 from kvwall.measure.config import load_measure_config
 from kvwall.measure.record import default_path, free_path, write_record
 from kvwall.measure.run import measure

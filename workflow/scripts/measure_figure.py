@@ -3,11 +3,11 @@
 import sys
 
 from kvwall.figures.style import save
-from kvwall.loader import load_catalog
+from kvwall.inputs.loader import load_catalog
 from kvwall.measure.config import load_measure_config
-from kvwall.measure.figure import kv_slope_figure
+from kvwall.figures.measured_kv_slope import kv_slope_figure
 from kvwall.measure.record import read_records
-from kvwall.reported import load_reported
+from kvwall.inputs.reported import load_reported
 
 sys.stderr = open(snakemake.log[0], "w")
 catalog = load_catalog(snakemake.config["config_dir"])

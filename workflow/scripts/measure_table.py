@@ -3,7 +3,7 @@
 import sys
 
 from kvwall.measure.record import read_records
-from kvwall.measure.table import kv_slope_table
+from kvwall.tables.kv_slope_fits import kv_slope_table
 from kvwall.render import write_table
 
 sys.stderr = open(snakemake.log[0], "w")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from kvwall.catalog import Catalog
-from kvwall.loader import load_catalog, load_workflow_config
-from kvwall.reported import Reported, load_reported
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.loader import load_catalog, load_workflow_config
+from kvwall.inputs.reported import Reported, load_reported
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import colors, new_figure, ordered_colors, token_axis
-from kvwall.roofline import arithmetic_intensity, intensity_long_context_limit, ridge_point
-from kvwall.specs import Model
+from kvwall.model.roofline import arithmetic_intensity, intensity_long_context_limit, ridge_point
+from kvwall.inputs.specs import Model
 from kvwall.units import dtype_bytes
 
 #: Context lengths the curves are drawn over, in tokens.

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import colors, new_figure, token_axis
-from kvwall.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
+from kvwall.model.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.formats import megabytes_per_token
 from kvwall.units import GB
 

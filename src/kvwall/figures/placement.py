@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import colors, new_figure
 from kvwall.formats import mega
-from kvwall.roofline import pinned_bandwidth, striped_bandwidth, token_rate_ceiling
-from kvwall.specs import Device
+from kvwall.model.roofline import pinned_bandwidth, striped_bandwidth, token_rate_ceiling
+from kvwall.inputs.specs import Device
 
 #: The placement policies, with the bandwidth each one realizes.
 LAYOUTS = {"striped": striped_bandwidth, "pinned": pinned_bandwidth}

@@ -13,12 +13,12 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import ScalarFormatter
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import REGIME_COLORS, new_figure, token_axis
-from kvwall.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND, capacity_crossover, traffic_crossover
-from kvwall.roofline import resident_weight_bytes, step_weight_bytes
-from kvwall.specs import Device, Model
+from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND, capacity_crossover, traffic_crossover
+from kvwall.model.roofline import resident_weight_bytes, step_weight_bytes
+from kvwall.inputs.specs import Device, Model
 
 #: Batches and contexts spanned by each panel.
 BATCHES = np.geomspace(1, 256, 41)

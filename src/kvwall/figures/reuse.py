@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import colors, new_figure, token_axis, tokens_label
-from kvwall.footprint import kv_bytes
+from kvwall.model.footprint import kv_bytes
 from kvwall.formats import two_significant
-from kvwall.workloads import fetch_time, recompute_time
+from kvwall.model.workloads import fetch_time, recompute_time
 
 #: Context lengths the curves are drawn over, in tokens.
 CONTEXTS = np.geomspace(1e3, 1e6, 120)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import colors, new_figure, tokens_label
-from kvwall.roofline import arithmetic_intensity, ridge_point, step_flops, step_kv_bytes, step_time, step_weight_bytes
-from kvwall.specs import Device, Workload
+from kvwall.model.roofline import arithmetic_intensity, ridge_point, step_flops, step_kv_bytes, step_time, step_weight_bytes
+from kvwall.inputs.specs import Device, Workload
 
 #: Intensities the roof is drawn over, in FLOP/B.
 INTENSITIES = np.geomspace(0.1, 3000, 200)

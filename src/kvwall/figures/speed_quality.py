@@ -8,13 +8,13 @@ from typing import Mapping
 
 from matplotlib.figure import Figure
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import EVIDENCE_COLORS, new_figure, tokens_label
-from kvwall.footprint import traffic_compression
-from kvwall.regimes import speedup
-from kvwall.reported import Reported
-from kvwall.roofline import step_kv_bytes, step_weight_bytes
+from kvwall.model.footprint import traffic_compression
+from kvwall.model.regimes import speedup
+from kvwall.inputs.reported import Reported
+from kvwall.model.roofline import step_kv_bytes, step_weight_bytes
 
 #: The workload whose decode speedup is the speed axis (SoK section 4.6 plots the batched, KV-bound case).
 WORKLOAD = "w2"

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import new_figure, ordered_colors, token_axis, tokens_label
-from kvwall.footprint import traffic_compression
-from kvwall.regimes import speedup, traffic_crossover
-from kvwall.roofline import step_kv_bytes, step_weight_bytes
+from kvwall.model.footprint import traffic_compression
+from kvwall.model.regimes import speedup, traffic_crossover
+from kvwall.model.roofline import step_kv_bytes, step_weight_bytes
 
 #: Context lengths the curves are drawn over, in tokens.
 CONTEXTS = np.geomspace(1e3, 1e8, 200)

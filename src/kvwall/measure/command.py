@@ -32,7 +32,7 @@ def register(subparsers) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Measure, write the record, print the summary; 0 for a valid run, 1 for an invalid one."""
-    from kvwall.loader import load_catalog
+    from kvwall.inputs.loader import load_catalog
     from kvwall.measure.config import load_measure_config
     from kvwall.measure.record import default_path, free_path, write_record
     from kvwall.measure.run import measure

@@ -7,9 +7,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
-from kvwall.catalog import Catalog
-from kvwall.loader import SpecError, read_yaml, validate
-from kvwall.specs import FullAttention, Model
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.loader import SpecError, read_yaml, validate
+from kvwall.inputs.specs import FullAttention, Model
 from kvwall.units import UnitError, to_base
 
 #: Sweep modes: the full grid for a committed record, and a grid small enough for CI.

@@ -19,7 +19,7 @@ from kvwall.measure.copy_bandwidth import HostCopy
 from kvwall.measure.kv_layouts import ContiguousKV, PagedKV, filled_buffer
 from kvwall.measure.numpy_decode import NumpyDecode
 from kvwall.measure.shape import ARRAY_DTYPES, DecodeShape
-from kvwall.roofline import intensity_long_context_limit
+from kvwall.model.roofline import intensity_long_context_limit
 from kvwall.units import dtype_bytes
 
 

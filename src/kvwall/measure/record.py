@@ -1,4 +1,4 @@
-"""Measured records on disk: JSON with sorted keys, checked against kvwall/schemas/measured_record.schema.yaml."""
+"""Measured records on disk: JSON with sorted keys, checked against kvwall/inputs/schemas/measured_record.schema.yaml."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from kvwall.loader import SpecError, validate
+from kvwall.inputs.loader import SpecError, validate
 from kvwall.measure.fingerprint import platform_slug
 
 #: Where committed records live; the default build renders every record here.

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 from tqdm import tqdm
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.measure.analysis import ceiling_summary, copy_summary, kernel_summary, point_summary
 from kvwall.measure.config import MeasureConfig, Sweep
 from kvwall.measure.fingerprint import cpu_steal_seconds, fingerprint, worker_count
@@ -24,7 +24,7 @@ from kvwall.measure.kernels import DeviceBench, Step, kernels_by_device
 from kvwall.measure.shape import DecodeShape, measured_kv_bytes
 from kvwall.units import GB
 
-#: Version of the record layout (kvwall/schemas/measured_record.schema.yaml).
+#: Version of the record layout (kvwall/inputs/schemas/measured_record.schema.yaml).
 RECORD_VERSION = 2
 
 
@@ -120,7 +120,7 @@ def _time_device(config: MeasureConfig, sweep: Sweep, bench: DeviceBench, progre
 
 
 def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> dict:
-    """Run the benchmark on this machine and return its record (see kvwall/schemas/measured_record.schema.yaml)."""
+    """Run the benchmark on this machine and return its record (see kvwall/inputs/schemas/measured_record.schema.yaml)."""
     workers = worker_count()
     platform = fingerprint()
     devices = kernels_by_device(config, workers)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvwall.footprint import kv_bytes
-from kvwall.specs import FullAttention, Model
+from kvwall.model.footprint import kv_bytes
+from kvwall.inputs.specs import FullAttention, Model
 from kvwall.units import dtype_bytes
 
 #: numpy/torch element type of each storage format the benchmark can hold KV in.
@@ -54,7 +54,7 @@ class DecodeShape:
 
 
 def measured_kv_bytes(model: Model, shape: DecodeShape) -> float:
-    """KV bytes of the measured layers by SoK Eq. 1 (kvwall.footprint), scaled from all layers to the subset.
+    """KV bytes of the measured layers by SoK Eq. 1 (kvwall.model.footprint), scaled from all layers to the subset.
 
     Equal to ``shape.kv_bytes``: the check that the arrays the kernels read are the bytes the model says.
     """

@@ -2,43 +2,57 @@
 
 Each builder takes the catalogue and the resolved workflow selections and returns a kvwall.render.Table. The folder
 is the evidence class of the table's value columns; tables/paper/ holds side-by-side views as the paper prints them.
+The registry names each builder's module without importing it, so that a job imports only the table it writes and
+the workflow can list, per table, the code that job reads.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING, Callable
 
-from kvwall.catalog import Catalog
-from kvwall.render import Table
-from kvwall.tables import (accounting, architecture, bounds, comparison, crossovers, hardware, in_text, sliding_window, taxonomy,
-                           workload_regimes)
+if TYPE_CHECKING:
+    from kvwall.inputs.catalog import Catalog
+    from kvwall.render import Table
 
-Builder = Callable[[Catalog, dict], Table]
+    Builder = Callable[[Catalog, dict], Table]
 
-ARTIFACTS: dict[str, Builder] = {
-    "spec/table1_architectures": architecture.architectures,
-    "derived/table1_kv_per_token": architecture.kv_per_token,
-    "paper/table1": architecture.paper_view,
-    "derived/sliding_window_footprint": sliding_window.sliding_window_footprint,
-    "assumption/table2_taxonomy": taxonomy.domains,
-    "spec/table3_hardware": hardware.specs,
-    "derived/table3_ridge": hardware.ridge,
-    "paper/table3": hardware.paper_view,
-    "derived/placement_ceilings": hardware.placement_ceilings,
-    "derived/table4_traffic_crossover": crossovers.traffic_crossover,
-    "derived/capacity_crossover": crossovers.capacity_crossover,
-    "derived/table5_roofline_bounds": bounds.roofline_bounds,
-    "derived/table6_workloads": workload_regimes.workloads,
-    "derived/table7_speedups": comparison.speedups,
-    "assumption/table7_operating_points": comparison.operating_points,
-    "reported/table7_quality": comparison.quality,
-    "paper/table7": comparison.paper_view,
-    "derived/table8_accounting": accounting.accounting,
-    "derived/table8_parameter_check": accounting.parameter_check,
-    "derived/footprint_examples": in_text.footprint_examples,
-    "derived/intensity_limits": in_text.intensity_limits,
-    "derived/placement_gaps": in_text.placement_gaps,
-    "derived/prefix_sharing_w3": in_text.prefix_sharing,
-    "derived/reuse_w4": in_text.reuse,
-    "derived/combinations": in_text.combinations,
+#: artifact -> (module of kvwall.tables, function in it)
+ARTIFACTS: dict[str, tuple[str, str]] = {
+    "spec/table1_architectures": ("architecture", "architectures"),
+    "derived/table1_kv_per_token": ("architecture", "kv_per_token"),
+    "paper/table1": ("architecture", "paper_view"),
+    "derived/sliding_window_footprint": ("sliding_window", "sliding_window_footprint"),
+    "assumption/table2_taxonomy": ("taxonomy", "domains"),
+    "spec/table3_hardware": ("hardware", "specs"),
+    "derived/table3_ridge": ("hardware", "ridge"),
+    "paper/table3": ("hardware", "paper_view"),
+    "derived/placement_ceilings": ("hardware", "placement_ceilings"),
+    "derived/table4_traffic_crossover": ("crossovers", "traffic_crossover"),
+    "derived/capacity_crossover": ("crossovers", "capacity_crossover"),
+    "derived/table5_roofline_bounds": ("bounds", "roofline_bounds"),
+    "derived/table6_workloads": ("workload_regimes", "workloads"),
+    "derived/table7_speedups": ("comparison", "speedups"),
+    "assumption/table7_operating_points": ("comparison", "operating_points"),
+    "reported/table7_quality": ("comparison", "quality"),
+    "paper/table7": ("comparison", "paper_view"),
+    "derived/table8_accounting": ("accounting", "accounting"),
+    "derived/table8_parameter_check": ("accounting", "parameter_check"),
+    "derived/footprint_examples": ("in_text", "footprint_examples"),
+    "derived/intensity_limits": ("in_text", "intensity_limits"),
+    "derived/placement_gaps": ("in_text", "placement_gaps"),
+    "derived/prefix_sharing_w3": ("in_text", "prefix_sharing"),
+    "derived/reuse_w4": ("in_text", "reuse"),
+    "derived/combinations": ("in_text", "combinations"),
 }
+
+
+def module_of(artifact: str) -> str:
+    """The dotted name of the module that builds ``artifact``."""
+    return f"kvwall.tables.{ARTIFACTS[artifact][0]}"
+
+
+def builder(artifact: str) -> Builder:
+    """The function that builds ``artifact``; its module is imported only now."""
+    module, function = ARTIFACTS[artifact]
+    return getattr(import_module(f"kvwall.tables.{module}"), function)

@@ -3,11 +3,11 @@ per-layer weights against the published parameter count."""
 
 from __future__ import annotations
 
-from kvwall.catalog import Catalog
-from kvwall.loader import SpecError
-from kvwall.params import architecture_params, dense_layer_params, embedding_params
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.loader import SpecError
+from kvwall.model.params import architecture_params, dense_layer_params, embedding_params
 from kvwall.render import Column, Table
-from kvwall.specs import FullAttention, Model
+from kvwall.inputs.specs import FullAttention, Model
 
 
 def _model(catalog: Catalog, selections: dict) -> Model:

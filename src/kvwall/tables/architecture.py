@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kvwall.catalog import Catalog
-from kvwall.footprint import kv_bytes_per_token
+from kvwall.inputs.catalog import Catalog
+from kvwall.model.footprint import kv_bytes_per_token
 from kvwall.render import Column, Table
-from kvwall.specs import LatentAttention, Model
+from kvwall.inputs.specs import LatentAttention, Model
 
 TITLE = "Table 1. Per-token KV-cache footprint of representative architectures"
 _KEYS = (Column("model_id", "id", printed=False), Column("model", "Model"))

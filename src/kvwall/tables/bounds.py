@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kvwall.catalog import Catalog
-from kvwall.footprint import effective_kv_bytes
+from kvwall.inputs.catalog import Catalog
+from kvwall.model.footprint import effective_kv_bytes
 from kvwall.render import Column, Table
-from kvwall.roofline import placement_bandwidth, resident_weight_bytes, step_flops, step_time, step_weight_bytes
+from kvwall.model.roofline import placement_bandwidth, resident_weight_bytes, step_flops, step_time, step_weight_bytes
 
 
 def roofline_bounds(catalog: Catalog, selections: dict) -> Table:

@@ -3,14 +3,14 @@ points assumed for each method, and the quality deltas the methods' papers repor
 
 from __future__ import annotations
 
-from kvwall.catalog import Catalog
-from kvwall.footprint import effective_kv_bytes, kv_bytes_per_token, traffic_compression
-from kvwall.regimes import speedup
+from kvwall.inputs.catalog import Catalog
+from kvwall.model.footprint import effective_kv_bytes, kv_bytes_per_token, traffic_compression
+from kvwall.model.regimes import speedup
 from kvwall.render import Column, Table
-from kvwall.reported import load_reported
-from kvwall.roofline import step_kv_bytes, step_weight_bytes
-from kvwall.specs import Technique
-from kvwall.workloads import sharing_factor, stored_tokens
+from kvwall.inputs.reported import load_reported
+from kvwall.model.roofline import step_kv_bytes, step_weight_bytes
+from kvwall.inputs.specs import Technique
+from kvwall.model.workloads import sharing_factor, stored_tokens
 
 TITLE = "Table 7. SoK comparison matrix"
 _KEYS = (Column("technique_id", "id", printed=False), Column("method", "Method"))

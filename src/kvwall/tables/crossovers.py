@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kvwall.catalog import Catalog
-from kvwall.regimes import capacity_crossover as s_cap
-from kvwall.regimes import traffic_crossover as s_star
+from kvwall.inputs.catalog import Catalog
+from kvwall.model.regimes import capacity_crossover as s_cap
+from kvwall.model.regimes import traffic_crossover as s_star
 from kvwall.render import Column, Table
-from kvwall.roofline import resident_weight_bytes, step_weight_bytes
+from kvwall.model.roofline import resident_weight_bytes, step_weight_bytes
 
 _KEYS = (Column("model_id", "id", printed=False), Column("model", "Model"))
 

@@ -3,9 +3,9 @@ R_inf of section 3.3, Corollary 1."""
 
 from __future__ import annotations
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.render import Column, Table
-from kvwall.roofline import partition_bandwidth, pinned_bandwidth, ridge_point, striped_bandwidth, token_rate_ceiling
+from kvwall.model.roofline import partition_bandwidth, pinned_bandwidth, ridge_point, striped_bandwidth, token_rate_ceiling
 
 TITLE = "Table 3. Hardware specification of the benchmarked accelerators"
 _KEYS = (Column("device_id", "id", printed=False), Column("device", "Device"))

@@ -5,11 +5,11 @@ Each row names the quantity, its value in base units, the unit, the format the t
 
 from __future__ import annotations
 
-from kvwall.catalog import Catalog
-from kvwall.footprint import capacity_compression, kv_bytes, kv_bytes_per_token, traffic_compression
-from kvwall.regimes import speedup
+from kvwall.inputs.catalog import Catalog
+from kvwall.model.footprint import capacity_compression, kv_bytes, kv_bytes_per_token, traffic_compression
+from kvwall.model.regimes import speedup
 from kvwall.render import Column, Table
-from kvwall.roofline import (
+from kvwall.model.roofline import (
     intensity_long_context_limit,
     intensity_short_context_limit,
     partition_bandwidth,
@@ -19,7 +19,7 @@ from kvwall.roofline import (
     step_weight_bytes,
     striped_bandwidth,
 )
-from kvwall.workloads import fetch_time, recompute_time, sharing_factor, stored_tokens, warm_ttft_ratio
+from kvwall.model.workloads import fetch_time, recompute_time, sharing_factor, stored_tokens, warm_ttft_ratio
 
 _COLUMNS = (
     Column("id", "id", printed=False),

@@ -3,8 +3,8 @@ sequence at long context against the same model with every layer global (SoK Eq.
 
 from __future__ import annotations
 
-from kvwall.catalog import Catalog
-from kvwall.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
+from kvwall.inputs.catalog import Catalog
+from kvwall.model.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.formats import format_value
 from kvwall.render import Column, Table
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kvwall.catalog import Catalog
+from kvwall.inputs.catalog import Catalog
 from kvwall.render import Column, Table
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-from kvwall.catalog import Catalog
-from kvwall.regimes import capacity_crossover, regime, traffic_crossover
+from kvwall.inputs.catalog import Catalog
+from kvwall.model.regimes import capacity_crossover, regime, traffic_crossover
 from kvwall.render import Column, Table
-from kvwall.roofline import resident_weight_bytes, step_weight_bytes
-from kvwall.workloads import stored_kv_bytes
+from kvwall.model.roofline import resident_weight_bytes, step_weight_bytes
+from kvwall.model.workloads import stored_kv_bytes
 
 
 def _traffic_side(context: float, s_star: float) -> str:

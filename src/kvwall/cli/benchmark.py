@@ -1,0 +1,177 @@
+"""`kvwall benchmark`: the workflow's build times against their floor, and the throughput of the vectorized model.
+
+The workflow is built in a temporary copy of the repository, so the working tree is never touched. The floor is
+what the jobs cannot avoid: one interpreter start importing the pipeline's libraries per job, spread over the cores.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kvwall.inputs.catalog import Catalog
+from kvwall.model.footprint import traffic_compression
+from kvwall.model.regimes import capacity_crossover, regime, speedup, traffic_crossover
+from kvwall.model.roofline import arithmetic_intensity, resident_weight_bytes, step_kv_bytes, step_weight_bytes
+
+#: What a build needs even where git ignores it or there is no git checkout: these paths, where present.
+WORKFLOW_PATHS = ("Snakefile", "workflow", "config", "notebooks", "data")
+#: The libraries a pipeline job imports (snakemake.script unpickles each script job's context; papermill runs the
+#: notebooks); a bare interpreter importing them is the cost of one job.
+PIPELINE_IMPORTS = (
+    "snakemake.script", "kvwall.inputs.loader", "kvwall.render", "numpy", "pandas", "matplotlib.pyplot", "jsonschema", "yaml",
+    "papermill",
+)
+#: Targets: cold build within 1.5x the floor, no-op rebuild under 2 s, at least 1e7 grid points per second.
+COLD_OVER_FLOOR = 1.5
+NOOP_SECONDS = 2.0
+POINTS_PER_SECOND = 1e7
+#: The KV width the grid quotes a speedup for (2-bit, SoK Table 5).
+GRID_KV_BITS = 2.0
+
+
+class BenchmarkError(RuntimeError):
+    """A build of the temporary copy failed."""
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """Measured times (s) and rate (points/s) of one benchmark run, with the job count and cores used."""
+
+    cold_build: float
+    noop_build: float
+    import_time: float
+    jobs: int
+    cores: int
+    grid_points: int
+    grid_throughput: float
+
+    @property
+    def parallelism(self) -> int:
+        """Jobs that can run at once: the cores asked for, at most the machine's CPUs."""
+        return max(1, min(self.cores, os.cpu_count() or 1))
+
+    @property
+    def floor(self) -> float:
+        """Interpreter-plus-imports time of every job, spread over the cores that can run at once."""
+        return self.import_time * self.jobs / self.parallelism
+
+    def targets(self) -> dict[str, bool]:
+        """Each target and whether it is met."""
+        return {
+            f"cold build <= {COLD_OVER_FLOOR:g} x floor": self.cold_build <= COLD_OVER_FLOOR * self.floor,
+            f"no-op rebuild < {NOOP_SECONDS:g} s": self.noop_build < NOOP_SECONDS,
+            f"grid throughput >= {POINTS_PER_SECOND:.0e} points/s".replace("e+0", "e"): self.grid_throughput >= POINTS_PER_SECOND,
+        }
+
+
+def _repository_files(repo: Path) -> list[str]:
+    """Files of ``repo`` that git tracks or would track (not ignored); empty outside a git checkout."""
+    try:
+        listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                 cwd=repo, capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    return [name for name in listing.stdout.decode().split("\0") if name]
+
+
+def copy_workflow(repo: Path, destination: Path) -> None:
+    """Copy the repository's files (ignored ones aside) and its workflow, config, notebooks and data into ``destination``."""
+    for name in _repository_files(repo):
+        source = repo / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    for name in WORKFLOW_PATHS:
+        source = repo / name
+        if source.is_dir():
+            shutil.copytree(source, destination / name, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+        elif source.is_file():
+            shutil.copy2(source, destination / name)
+
+
+def _snakemake(folder: Path, cores: int, *extra: str) -> tuple[float, str]:
+    """Run Snakemake in ``folder``; return the wall time and its log. BenchmarkError if it fails."""
+    command = [sys.executable, "-m", "snakemake", "--cores", str(cores), *extra]
+    start = time.perf_counter()
+    run = subprocess.run(command, cwd=folder, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    log = run.stdout + run.stderr
+    if run.returncode != 0:
+        raise BenchmarkError(f"`snakemake --cores {cores} {' '.join(extra)}` failed:\n{log[-2000:]}")
+    return elapsed, log
+
+
+def jobs_run(log: str) -> int:
+    """Jobs a Snakemake run started, from its 'Job stats' table, leaving out the target rule ``all``."""
+    if "Job stats:" not in log:
+        return 0
+    table = log.split("Job stats:", 1)[1].strip().split("\n\n", 1)[0]
+    counts = re.findall(r"^(\S+)\s+(\d+)\s*$", table, flags=re.MULTILINE)
+    return sum(int(n) for rule, n in counts if rule not in ("all", "total"))
+
+
+def import_time(modules: tuple[str, ...] = PIPELINE_IMPORTS, repeats: int = 3) -> float:
+    """Median seconds for a fresh interpreter to start and import ``modules``."""
+    statement = "; ".join(f"import {m}" for m in modules)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", statement], check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def evaluate_grid(catalog: Catalog, contexts: np.ndarray, batches: np.ndarray) -> dict[str, np.ndarray]:
+    """AI, s*, regime and 2-bit speedup of the evaluation model and device at every (s, b) point (SoK sections 3.1-3.5)."""
+    a, model, device = catalog.assumptions, catalog.model, catalog.device
+    weights = step_weight_bytes(model, a.weight_bytes_per_param, batches)
+    s_star = traffic_crossover(model, weights, a.kv_bytes_per_element, batches)
+    s_cap = capacity_crossover(model, device.hbm_capacity, resident_weight_bytes(model, a.weight_bytes_per_param), a.kv_bytes_per_element)
+    kv = step_kv_bytes(model, contexts, batches, a.kv_bytes_per_element)
+    return {
+        "arithmetic_intensity": arithmetic_intensity(model, contexts, batches, a.weight_bytes_per_param, a.kv_bytes_per_element),
+        "traffic_crossover": s_star,
+        "regime": regime(contexts, s_star, s_cap),
+        "speedup": speedup(weights, kv, traffic_compression(a.kv_bits, GRID_KV_BITS)),
+    }
+
+
+def grid_throughput(catalog: Catalog, points: int = 1_000_000, repeats: int = 3) -> float:
+    """Grid points per second: the best of ``repeats`` evaluations of a square (s, b) grid of about ``points`` points."""
+    side = max(1, round(points**0.5))
+    contexts, batches = np.meshgrid(np.logspace(3, 7, side), np.arange(1, side + 1, dtype=float), indexing="ij")
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        evaluate_grid(catalog, contexts, batches)
+        best = min(best, time.perf_counter() - start)
+    return contexts.size / best
+
+
+def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_000_000) -> BenchmarkResult:
+    """Cold and no-op builds of a temporary copy of ``repo``, the import floor, and the grid throughput."""
+    with tempfile.TemporaryDirectory(prefix="kvwall-benchmark-") as folder:
+        copy = Path(folder)
+        copy_workflow(repo, copy)
+        cold, log = _snakemake(copy, cores, "--forceall")
+        noop, _ = _snakemake(copy, cores)
+    return BenchmarkResult(
+        cold_build=cold,
+        noop_build=noop,
+        import_time=import_time(),
+        jobs=jobs_run(log),
+        cores=cores,
+        grid_points=round(points**0.5) ** 2,
+        grid_throughput=grid_throughput(catalog, points),
+    )

@@ -1,0 +1,492 @@
+"""Read config/*.yaml into a Catalog, validating each file against its JSON Schema first.
+
+Every problem stops the load with one SpecError naming the file, the key and the reason, before anything is
+built. Schemas live in the package (``kvwall/inputs/schemas``) so that ``kvwall --specs`` works wherever it is installed;
+``workflow/schemas`` points at the same files.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import jsonschema
+import yaml
+from referencing import Registry, Resource
+
+from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
+from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, SlidingWindowAttention, Sourced,
+                          Technique, Workload)
+from kvwall.units import UnitError, dtype_bytes, to_base
+
+#: The spec files of a catalogue, by collection, relative to the config directory.
+SPEC_FILES = {
+    "devices": "devices.yaml",
+    "models": "models.yaml",
+    "links": "links.yaml",
+    "assumptions": "assumptions.yaml",
+    "workloads": "workloads.yaml",
+    "techniques": "techniques.yaml",
+}
+
+#: The folder of reported values (kvwall.inputs.reported), relative to the config directory.
+REPORTED_FOLDER = "reported"
+
+
+class SpecError(ValueError):
+    """Bad input: which file, which key, and why."""
+
+    def __init__(self, file: str | Path, key: str, reason: str):
+        self.file, self.key, self.reason = str(file), key, reason
+        super().__init__(f"{self.file}: {key or '(top level)'}: {reason}")
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """A safe YAML loader that reads the scientific notation spec sheets are written in (70e9) as numbers."""
+
+
+# YAML 1.1 reads 70e9 and 8.03e9 as strings.
+_SpecLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def _refuse_duplicate_keys(node: yaml.Node, path: list, file: str | Path) -> None:
+    """A key given twice in one mapping silently overwrites the first (a second device entry, say): refuse it."""
+    if isinstance(node, yaml.MappingNode):
+        lines: dict = {}
+        for key_node, value_node in node.value:
+            key, line = key_node.value, key_node.start_mark.line + 1
+            if key in lines:
+                raise SpecError(file, _key_path([*path, key]), f"given twice (lines {lines[key]} and {line})")
+            lines[key] = line
+            _refuse_duplicate_keys(value_node, [*path, key], file)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _refuse_duplicate_keys(item, [*path, index], file)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Parse one YAML file, turning a missing file, a syntax error or a duplicate key into a SpecError."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(path, "", "file not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(path, "", f"cannot be read as UTF-8 text ({err.__class__.__name__})") from None
+    loader = _SpecLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _refuse_duplicate_keys(node, [], path)
+        return loader.construct_document(node)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
+        raise SpecError(path, where, f"not valid YAML: {getattr(err, 'problem', None) or err}") from None
+    finally:
+        loader.dispose()
+
+
+@cache
+def _registry() -> Registry:
+    folder = resources.files("kvwall.inputs") / "schemas"
+    entries = []
+    for item in folder.iterdir():
+        if item.name.endswith(".schema.yaml"):
+            entries.append((item.name, Resource.from_contents(yaml.safe_load(item.read_text(encoding="utf-8")))))
+    return Registry().with_resources(entries)
+
+
+def schema(name: str) -> dict:
+    """The JSON Schema called ``name`` (for example ``devices``)."""
+    return _registry()[f"{name}.schema.yaml"].contents
+
+
+def _key_path(path) -> str:
+    return ".".join(str(part) if not isinstance(part, int) else f"[{part}]" for part in path).replace(".[", "[")
+
+
+def _reason(error: jsonschema.ValidationError) -> str:
+    v, value = error.validator, error.instance
+    if v == "required":
+        missing = [name for name in error.validator_value if name not in (value or {})]
+        return f"missing required field {missing[0]!r}" if missing else error.message
+    if v == "additionalProperties":
+        return error.message.replace("Additional properties are not allowed", "unknown field(s):")
+    if v in ("exclusiveMinimum", "minimum"):
+        bound = error.validator_value
+        return f"must be {'>' if v == 'exclusiveMinimum' else '>='} {bound} (got {value!r})"
+    if v == "type":
+        return f"must be of type {error.validator_value} (got {type(value).__name__} {value!r})"
+    if v == "pattern" or (v == "not" and isinstance(value, str)):
+        return f"{value!r} is not a safe name (lowercase letters, digits, '.', '_' and '-'; at most 64 characters)"
+    if v in ("enum", "const"):
+        allowed = error.validator_value if v == "enum" else [error.validator_value]
+        if list(error.absolute_path)[-1:] == ["unit"]:
+            return f"unit {value!r} is not understood here (expected {' or '.join(map(repr, allowed))})"
+        return f"{value!r} is not one of {allowed}"
+    return error.message
+
+
+def _first_non_finite(node: Any, path: tuple = ()) -> tuple[tuple, float] | None:
+    """The key path and value of the first NaN or infinity in a parsed document (YAML .nan, .inf, 1e999)."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return path, node
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in children:
+        found = _first_non_finite(child, (*path, key))
+        if found:
+            return found
+    return None
+
+
+def _unknown_fields(errors: list, path) -> list[str]:
+    """Field names an additionalProperties error reports at ``path``: a misspelt name beside a 'missing' one."""
+    names = []
+    for error in errors:
+        if error.validator == "additionalProperties" and list(error.absolute_path) == list(path):
+            names += [k for k in error.instance if k not in error.schema.get("properties", {})]
+    return names
+
+
+def validate(document: Any, schema_name: str, file: str | Path) -> None:
+    """Validate a parsed document against a schema; raise the most relevant problem as a SpecError."""
+    if document is None:
+        raise SpecError(file, "", "the file is empty")
+    non_finite = _first_non_finite(document)
+    if non_finite:
+        raise SpecError(file, _key_path(non_finite[0]), f"must be a finite number (got {non_finite[1]})")
+    validator = jsonschema.Draft202012Validator(schema(schema_name), registry=_registry())
+    errors = list(validator.iter_errors(document))
+    error = jsonschema.exceptions.best_match(errors)
+    if error is None:
+        return
+    # A name that fails propertyNames is reported against the mapping; name the offending key itself.
+    path = list(error.absolute_path)
+    if error.validator in ("pattern", "not") and error.parent is None and isinstance(error.instance, str):
+        if error.instance not in (path[-1:] or [None]):
+            path.append(error.instance)
+    reason = _reason(error)
+    if error.validator == "required":
+        unknown = _unknown_fields(errors, error.absolute_path)
+        if unknown:
+            reason += f"; found unknown field(s) {', '.join(map(repr, unknown))} instead (misspelt?)"
+    raise SpecError(file, _key_path(path), reason)
+
+
+class QuantityReader:
+    """Turns the {value, unit, source} nodes of one validated file into Sourced values, checking units and source ids."""
+
+    def __init__(self, file: str | Path, document: Mapping, evidence: str):
+        self.file, self.sources, self.evidence = str(file), document.get("sources", {}), evidence
+
+    def source(self, source_id: str, key: str) -> str:
+        if source_id not in self.sources:
+            raise SpecError(self.file, key, f"source {source_id!r} is not listed under 'sources'")
+        return self.sources[source_id]
+
+    def quantity(self, node: Mapping, key: str, dimension: str, default_source: str | None = None) -> Sourced:
+        source_id = node.get("source", default_source)
+        if source_id is None:
+            raise SpecError(self.file, key, "no source: give 'source' here or on the entry")
+        try:
+            value = to_base(node["value"], node["unit"], dimension)
+        except UnitError as err:
+            raise SpecError(self.file, f"{key}.unit", str(err)) from None
+        return Sourced(value, node["value"], node["unit"], self.source(source_id, f"{key}.source"), self.evidence)
+
+
+def _load(path: Path, schema_name: str) -> tuple[Mapping, QuantityReader]:
+    document = read_yaml(path)
+    validate(document, schema_name, path)
+    return document, QuantityReader(path, document, document["evidence"])
+
+
+def _devices(document: Mapping, reader: QuantityReader) -> dict[str, Device]:
+    devices = {}
+    for device_id, entry in document["devices"].items():
+        key = f"devices.{device_id}"
+        prov = {
+            "hbm_capacity": reader.quantity(entry["hbm_capacity"], f"{key}.hbm_capacity", "bytes"),
+            "hbm_bandwidth": reader.quantity(entry["hbm_bandwidth"], f"{key}.hbm_bandwidth", "bytes/s"),
+            "partitions": reader.quantity(entry["package"]["partitions"], f"{key}.package.partitions", "count"),
+        }
+        if "die_to_die_bandwidth" in entry["package"]:
+            prov["die_to_die_bandwidth"] = reader.quantity(
+                entry["package"]["die_to_die_bandwidth"], f"{key}.package.die_to_die_bandwidth", "bytes/s"
+            )
+        flops = {}
+        for precision, node in entry["dense_flops"].items():
+            prov[f"dense_flops.{precision}"] = reader.quantity(node, f"{key}.dense_flops.{precision}", "FLOP/s")
+            flops[precision] = prov[f"dense_flops.{precision}"].value
+        d2d = prov.get("die_to_die_bandwidth")
+        devices[device_id] = Device(
+            id=device_id,
+            name=entry["name"],
+            package=entry["package"]["description"],
+            hbm_capacity=prov["hbm_capacity"].value,
+            hbm_bandwidth=prov["hbm_bandwidth"].value,
+            partitions=int(prov["partitions"].value),
+            die_to_die_bandwidth=d2d.value if d2d else None,
+            dense_flops=MappingProxyType(flops),
+            provenance=MappingProxyType(prov),
+        )
+    return devices
+
+
+_MODEL_COUNTS = ("n_layers", "n_q_heads", "n_kv_heads", "head_dim", "hidden_size", "intermediate_size", "vocab_size")
+_MOE_COUNTS = ("routed_experts", "experts_per_token", "shared_experts", "expert_intermediate_size", "dense_layers")
+
+
+def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
+    models = {}
+    for model_id, entry in document["models"].items():
+        key, default = f"models.{model_id}", entry["source"]
+        reader.source(default, f"{key}.source")
+        prov = {name: reader.quantity(entry[name], f"{key}.{name}", "count", default) for name in _MODEL_COUNTS}
+        prov["params_nominal"] = reader.quantity(entry["params_nominal"], f"{key}.params_nominal", "count", default)
+        n = {name: int(prov[name].value) for name in _MODEL_COUNTS}
+        if n["n_q_heads"] % n["n_kv_heads"]:
+            raise SpecError(reader.file, f"{key}.n_kv_heads", f"{n['n_kv_heads']} does not divide n_q_heads {n['n_q_heads']}")
+        attention_node = entry["attention"]
+        if attention_node["kind"] == "mla":
+            for name in ("kv_lora_rank", "qk_rope_head_dim"):
+                prov[f"attention.{name}"] = reader.quantity(attention_node[name], f"{key}.attention.{name}", "count", default)
+            attention = LatentAttention(
+                n["n_layers"], n["n_q_heads"], int(prov["attention.kv_lora_rank"].value), int(prov["attention.qk_rope_head_dim"].value)
+            )
+        elif attention_node["kind"] == "sliding_window":
+            prov["attention.window"] = reader.quantity(attention_node["window"], f"{key}.attention.window", "tokens", default)
+            prov["attention.window_layers"] = reader.quantity(
+                attention_node["window_layers"], f"{key}.attention.window_layers", "count", default)
+            window_layers = int(prov["attention.window_layers"].value)
+            if window_layers > n["n_layers"]:
+                raise SpecError(reader.file, f"{key}.attention.window_layers", f"{window_layers} exceeds n_layers {n['n_layers']}")
+            attention = SlidingWindowAttention(n["n_layers"], n["n_q_heads"], n["n_kv_heads"], n["head_dim"], window_layers,
+                                               prov["attention.window"].value)
+        else:
+            attention = FullAttention(n["n_layers"], n["n_q_heads"], n["n_kv_heads"], n["head_dim"])
+        moe = None
+        if "moe" in entry:
+            for name in _MOE_COUNTS:
+                prov[f"moe.{name}"] = reader.quantity(entry["moe"][name], f"{key}.moe.{name}", "count", default)
+            moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS))
+            if moe.experts_per_token > moe.routed_experts:
+                raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
+        models[model_id] = Model(
+            id=model_id,
+            name=entry["name"],
+            attention=attention,
+            params_nominal=prov["params_nominal"].value,
+            tied_embeddings=entry.get("tied_embeddings", False),
+            moe=moe,
+            provenance=MappingProxyType(prov),
+            **n,
+        )
+    return models
+
+
+def _links(document: Mapping, reader: QuantityReader) -> dict[str, Link]:
+    links = {}
+    for link_id, entry in document["links"].items():
+        bandwidth = reader.quantity(entry["bandwidth"], f"links.{link_id}.bandwidth", "bytes/s")
+        links[link_id] = Link(link_id, entry["name"], bandwidth.value, MappingProxyType({"bandwidth": bandwidth}))
+    return links
+
+
+def _assumptions(document: Mapping, reader: QuantityReader) -> Assumptions:
+    prov, values = {}, {}
+    for name, node in document["assumptions"].items():
+        key = f"assumptions.{name}"
+        if isinstance(node["value"], str):
+            if name.endswith("dtype") or name == "compute_precision":
+                try:
+                    dtype_bytes(node["value"])
+                except UnitError as err:
+                    raise SpecError(reader.file, f"{key}.value", str(err)) from None
+            values[name] = node["value"]
+            prov[name] = Sourced(node["value"], node["value"], node.get("unit", ""), reader.source(node["source"], f"{key}.source"), reader.evidence)
+        else:
+            quantity = {"value": node["value"], "unit": node.get("unit", "ratio"), "source": node["source"]}
+            prov[name] = reader.quantity(quantity, key, dimension=None)
+            values[name] = prov[name].value
+    return Assumptions(
+        tokens_per_k=values["tokens_per_k"],
+        weight_dtype=values["weight_dtype"],
+        kv_dtype=values["kv_dtype"],
+        compute_precision=values["compute_precision"],
+        prefill_mfu=values["prefill_mfu"],
+        attention_flops_at_full_context=bool(values["attention_flops_at_full_context"]),
+        provenance=MappingProxyType(prov),
+    )
+
+
+def _workloads(document: Mapping, reader: QuantityReader) -> dict[str, Workload]:
+    workloads = {}
+    for workload_id, entry in document["workloads"].items():
+        key = f"workloads.{workload_id}"
+        prov = {"batch": reader.quantity(entry["batch"], f"{key}.batch", "count"),
+                "context": reader.quantity(entry["context"], f"{key}.context", "tokens")}
+        for name, dimension in (("shared_prefix", "tokens"), ("reuse_gap", "s")):
+            if name in entry:
+                prov[name] = reader.quantity(entry[name], f"{key}.{name}", dimension)
+        if "shared_prefix" in prov and prov["shared_prefix"].value >= prov["context"].value:
+            raise SpecError(reader.file, f"{key}.shared_prefix", "must be shorter than the context")
+        workloads[workload_id] = Workload(
+            id=workload_id,
+            pattern=entry["pattern"],
+            objective=entry["objective"],
+            batch=int(prov["batch"].value),
+            context=prov["context"].value,
+            shared_prefix=prov["shared_prefix"].value if "shared_prefix" in prov else 0.0,
+            reuse_gap=prov["reuse_gap"].value if "reuse_gap" in prov else None,
+            provenance=MappingProxyType(prov),
+        )
+    return workloads
+
+
+def _techniques(document: Mapping, reader: QuantityReader, baseline_bits: float) -> tuple[dict[str, Domain], dict[str, Technique]]:
+    domains = {
+        domain_id: Domain(domain_id, d["name"], d["mechanism"], d["scales"], d["lossless"], tuple(d["methods"]))
+        for domain_id, d in document["domains"].items()
+    }
+    techniques = {}
+    for technique_id, entry in document["techniques"].items():
+        key = f"techniques.{technique_id}"
+        if entry["domain"] not in domains and entry["domain"] != "baseline":
+            raise SpecError(reader.file, f"{key}.domain", f"domain {entry['domain']!r} is not listed under 'domains'")
+        prov = {}
+        for name, dimension in (("kv_bits", "bytes"), ("retention", "ratio"), ("fragmentation", "ratio"), ("codec", "ratio")):
+            if name in entry:
+                prov[name] = reader.quantity(entry[name], f"{key}.{name}", dimension, entry["source"])
+        techniques[technique_id] = Technique(
+            id=technique_id,
+            name=entry["name"],
+            domain=entry["domain"],
+            kv_bits=8.0 * prov["kv_bits"].value if "kv_bits" in prov else baseline_bits,
+            retention=prov["retention"].value if "retention" in prov else 1.0,
+            sharing_workload=entry.get("sharing_workload"),
+            fragmentation=prov["fragmentation"].value if "fragmentation" in prov else 0.0,
+            codec=prov["codec"].value if "codec" in prov else 1.0,
+            lossless=entry["lossless"],
+            provenance=MappingProxyType(prov),
+        )
+    return domains, techniques
+
+
+def _configurations(document: Mapping, reader: QuantityReader) -> tuple[int, tuple[float, ...], tuple[Configuration, ...]]:
+    node = document["configurations"]
+    batch = reader.quantity(node["batch"], "configurations.batch", "count", node["source"])
+    contexts = tuple(
+        reader.quantity(c, f"configurations.contexts[{i}]", "tokens", node["source"]).value for i, c in enumerate(node["contexts"])
+    )
+    rows = []
+    for i, row in enumerate(node["rows"]):
+        bits = reader.quantity(row["kv_bits"], f"configurations.rows[{i}].kv_bits", "bytes", node["source"])
+        rows.append(Configuration(row["id"], row["name"], 8.0 * bits.value, float(row["retention"]["value"])))
+    return int(batch.value), contexts, tuple(rows)
+
+
+def _check_new_ids(existing: Mapping, added: Mapping, file: str | Path, collection: str, where: str) -> None:
+    for item_id in added:
+        if item_id in existing:
+            raise SpecError(file, f"{collection}.{item_id}", f"id already defined in {where}")
+
+
+def load_user_specs(path: str | Path, catalog: Catalog) -> Catalog:
+    """Add the devices and models of a user's own YAML file (same format as config/) to a catalogue."""
+    document = read_yaml(path)
+    if not isinstance(document, dict) or not ({"devices", "models"} & set(document)):
+        raise SpecError(path, "", "a spec file must have a 'devices' or a 'models' section (format of config/devices.yaml, config/models.yaml)")
+    unknown = set(document) - {"evidence", "sources", "devices", "models"}
+    if unknown:
+        raise SpecError(path, sorted(unknown)[0], "unknown section (expected evidence, sources, devices, models)")
+    devices, models = dict(catalog.devices), dict(catalog.models)
+    for collection, builder, target in (("devices", _devices, devices), ("models", _models, models)):
+        if collection in document:
+            part = {k: document[k] for k in ("evidence", "sources", collection) if k in document}
+            validate(part, collection, path)
+            added = builder(part, QuantityReader(path, part, part["evidence"]))
+            _check_new_ids(target, added, path, collection, catalog.files[collection])
+            target.update(added)
+    files = dict(catalog.files)
+    return Catalog(
+        devices=MappingProxyType(devices), models=MappingProxyType(models), links=catalog.links, domains=catalog.domains,
+        techniques=catalog.techniques, workloads=catalog.workloads, assumptions=catalog.assumptions,
+        evaluation=catalog.evaluation, files=MappingProxyType(files),
+    )
+
+
+def load_catalog(config_dir: str | Path = "config") -> Catalog:
+    """Load and cross-check every spec file of a config directory."""
+    config_dir = Path(config_dir)
+    paths = {name: config_dir / file for name, file in SPEC_FILES.items()}
+    docs = {name: _load(path, name) for name, path in paths.items()}
+    devices = _devices(*docs["devices"])
+    models = _models(*docs["models"])
+    links = _links(*docs["links"])
+    assumptions = _assumptions(*docs["assumptions"])
+    workloads = _workloads(*docs["workloads"])
+    domains, techniques = _techniques(*docs["techniques"], baseline_bits=assumptions.kv_bits)
+    batch, contexts, rows = _configurations(*docs["techniques"])
+
+    evaluation_node = docs["workloads"][0]["evaluation"]
+    for name, collection in (("model", models), ("device", devices)):
+        if evaluation_node[name] not in collection:
+            raise SpecError(paths["workloads"], f"evaluation.{name}", f"{name} {evaluation_node[name]!r} does not exist in {paths[name + 's']} (known: {', '.join(collection)})")
+    for technique_id, technique in techniques.items():
+        if technique.sharing_workload is not None:
+            workload = workloads.get(technique.sharing_workload)
+            if workload is None or not workload.shared_prefix:
+                raise SpecError(paths["techniques"], f"techniques.{technique_id}.sharing_workload",
+                                f"workload {technique.sharing_workload!r} does not exist in {paths['workloads']} or has no shared_prefix")
+    evaluation = Evaluation(evaluation_node["model"], evaluation_node["device"], evaluation_node["placement"], batch, contexts, rows)
+    return Catalog(
+        devices=MappingProxyType(devices), models=MappingProxyType(models), links=MappingProxyType(links),
+        domains=MappingProxyType(domains), techniques=MappingProxyType(techniques), workloads=MappingProxyType(workloads),
+        assumptions=assumptions, evaluation=evaluation,
+        files=MappingProxyType({**{k: str(v) for k, v in paths.items()}, "reported": str(config_dir / REPORTED_FOLDER)}),
+    )
+
+
+def _selection(value, collection: Mapping, key: str, file: str, where: str) -> tuple[str, ...]:
+    if value == "all":
+        return tuple(collection)
+    for i, item_id in enumerate(value):
+        if item_id not in collection:
+            raise SpecError(file, f"{key}[{i}]", f"{item_id!r} does not exist in {where} (known: {', '.join(collection)})")
+    return tuple(value)
+
+
+def load_workflow_config(config: Mapping, catalog: Catalog, file: str = "config/config.yaml") -> dict:
+    """Validate the workflow configuration and resolve its selections ('all' or lists of ids) against the catalogue."""
+    validate(config, "config", file)
+    tables = config["tables"]
+
+    def pick(kind: str, key: str) -> tuple[str, ...]:
+        table, field_name = key.split(".")
+        value = tables[table][field_name]
+        collection = catalog.models if kind == "models" else catalog.devices
+        return _selection([value] if isinstance(value, str) and value != "all" else value, collection,
+                          f"tables.{key}", file, catalog.files[kind])
+
+    return {
+        "table1_models": pick("models", "table1.models"),
+        "table3_devices": pick("devices", "table3.devices"),
+        "table4_models": pick("models", "table4.models"),
+        "table4_batches": tuple(tables["table4"]["batches"]),
+        "capacity_models": pick("models", "capacity.models"),
+        "capacity_devices": pick("devices", "capacity.devices"),
+        "table8_model": pick("models", "table8.model")[0],
+        "reference_device": pick("devices", "in_text.reference_device")[0],
+        "spread_models": pick("models", "in_text.spread_models"),
+    }

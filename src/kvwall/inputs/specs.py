@@ -1,0 +1,273 @@
+"""Typed specs (Device, Model, Link, Technique, Workload) and the values they were read from.
+
+Objects here hold numbers in base units (bytes, bytes/s, FLOP/s, counts); each keeps the provenance of every
+field it was given (the value and unit as written, the source, the evidence class). The model functions take
+these objects and never read YAML; ``kvwall.inputs.loader`` builds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+EVIDENCE_CLASSES = ("spec", "assumption", "derived", "reported", "measured")
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """One input number: its base-unit value, as written (value, unit), where it comes from and its class."""
+
+    value: float
+    given: float | str
+    unit: str
+    source: str
+    evidence: str
+
+
+Provenance = Mapping[str, Sourced]
+
+
+def _frozen(mapping: Mapping | None = None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Device:
+    """An accelerator package (SoK Table 3)."""
+
+    id: str
+    name: str
+    package: str
+    hbm_capacity: float  # bytes
+    hbm_bandwidth: float  # bytes/s, aggregate over all stacks
+    partitions: int  # dies or HBM stacks the aggregate is divided over
+    die_to_die_bandwidth: float | None  # bytes/s across the package fabric; None where undisclosed
+    dense_flops: Mapping[str, float]  # FLOP/s by precision, dense tensor-core rates
+    provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
+
+
+def causal_positions(cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+    """Positions ``new`` tokens attend to after ``cached`` ones under a causal mask, summed: ((c + n)^2 - c^2) / 2."""
+    c, n = np.asarray(cached, dtype=float), np.asarray(new, dtype=float)
+    return 0.5 * ((c + n) ** 2 - c**2)
+
+
+class EveryTokenCached:
+    """What an attention kind whose every layer caches every token shares: a footprint linear in context.
+
+    Sliding-window attention overrides these methods; ``n_layers`` is the kind's own field.
+    """
+
+    n_layers: int
+
+    @property
+    def full_layers(self) -> int:
+        """Layers whose cache grows with every token."""
+        return self.n_layers
+
+    @property
+    def has_window(self) -> bool:
+        """Whether some layers cache only a window of recent tokens."""
+        return self.full_layers < self.n_layers
+
+    def cached_positions(self, context: ArrayLike) -> np.ndarray:
+        """Positions a layer caches at ``context``, averaged over the layers: every layer caches every token."""
+        return np.asarray(context, dtype=float)
+
+    def context_caching(self, positions: ArrayLike) -> np.ndarray:
+        """The context at which a layer caches ``positions`` on average: the inverse of cached_positions."""
+        return np.asarray(positions, dtype=float)
+
+    def attended_positions(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+        """Positions the ``new`` tokens of a causal prefill attend to after ``cached`` ones, summed over the new
+        tokens and averaged over the layers."""
+        return causal_positions(cached, new)
+
+
+@dataclass(frozen=True)
+class FullAttention(EveryTokenCached):
+    """Multi-head or grouped-query attention: each layer caches a key and a value per KV head (SoK Eq. 1)."""
+
+    n_layers: int
+    n_q_heads: int
+    n_kv_heads: int
+    head_dim: int
+
+    @property
+    def kv_elements_per_token(self) -> float:
+        return 2.0 * self.n_layers * self.n_kv_heads * self.head_dim
+
+    @property
+    def attention_flops_per_position(self) -> float:
+        """FLOPs per cached position per generated token: scores plus value contraction (SoK Table 8)."""
+        return 4.0 * self.n_layers * self.n_q_heads * self.head_dim
+
+    @property
+    def label(self) -> str:
+        return "MHA" if self.n_kv_heads == self.n_q_heads else "GQA"
+
+
+
+@dataclass(frozen=True)
+class SlidingWindowAttention(FullAttention):
+    """MHA/GQA in which ``window_layers`` of the layers attend to, and cache, only the last ``window`` tokens (Gemma 3,
+    gpt-oss); the other layers are full. A window layer's KV stops growing at the window, so beyond it the cache
+    grows at the full layers' rate alone. The per-token constants (Eq. 1, Table 8) count every layer: they hold
+    below the window."""
+
+    window_layers: int = 0
+    window: float = 0.0  # tokens
+
+    def __post_init__(self):
+        if not 0 < self.window_layers <= self.n_layers or self.window <= 0:
+            raise ValueError(f"a sliding window needs 0 < window_layers <= {self.n_layers} and a positive window")
+
+    @property
+    def full_layers(self) -> int:
+        return self.n_layers - self.window_layers
+
+    @property
+    def label(self) -> str:
+        return f"{super().label}+SWA"
+
+    def cached_positions(self, context: ArrayLike) -> np.ndarray:
+        """(L_full s + L_window min(s, W)) / L: s below the window, then L_full / L per token."""
+        s = np.asarray(context, dtype=float)
+        return (self.full_layers * s + self.window_layers * np.minimum(s, self.window)) / self.n_layers
+
+    def context_caching(self, positions: ArrayLike) -> np.ndarray:
+        """Inverse of cached_positions; infinite beyond the window's reach when every layer is a window layer."""
+        p = np.asarray(positions, dtype=float)
+        if self.full_layers == 0:
+            return np.where(p <= self.window, p, np.inf)
+        return np.where(p <= self.window, p, (p * self.n_layers - self.window_layers * self.window) / self.full_layers)
+
+    def attended_positions(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+        """Full layers as for full attention; a window layer's new token attends to min(position, W) positions."""
+        c, n = np.asarray(cached, dtype=float), np.asarray(new, dtype=float)
+
+        def window_integral(x):  # integral of min(p, W) dp from 0 to x
+            return np.where(x <= self.window, 0.5 * x**2, 0.5 * self.window**2 + self.window * (x - self.window))
+
+        windowed = window_integral(c + n) - window_integral(c)
+        return (self.full_layers * causal_positions(c, n) + self.window_layers * windowed) / self.n_layers
+
+
+@dataclass(frozen=True)
+class LatentAttention(EveryTokenCached):
+    """Multi-head latent attention (MLA): each layer caches one latent of kv_lora_rank + rope dims (SoK Table 1, dagger)."""
+
+    n_layers: int
+    n_q_heads: int
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+
+    @property
+    def latent_dim(self) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
+    def kv_elements_per_token(self) -> float:
+        return float(self.n_layers * self.latent_dim)
+
+    @property
+    def attention_flops_per_position(self) -> float:
+        """Absorbed MLA decode: scores over the full latent, values over the kv_lora_rank part, per query head."""
+        return 2.0 * self.n_layers * self.n_q_heads * (self.latent_dim + self.kv_lora_rank)
+
+    @property
+    def label(self) -> str:
+        return "MLA"
+
+
+
+@dataclass(frozen=True)
+class MixtureOfExperts:
+    """Routed experts of an MoE model; per-step weight bytes depend on how many experts a batch touches."""
+
+    routed_experts: int
+    experts_per_token: int
+    shared_experts: int
+    expert_intermediate_size: int
+    dense_layers: int
+
+
+@dataclass(frozen=True)
+class Model:
+    """A transformer's published architecture (SoK Table 1) and its nominal parameter count."""
+
+    id: str
+    name: str
+    attention: FullAttention | SlidingWindowAttention | LatentAttention
+    n_layers: int
+    n_q_heads: int
+    n_kv_heads: int
+    head_dim: int
+    hidden_size: int
+    intermediate_size: int
+    vocab_size: int
+    params_nominal: float
+    tied_embeddings: bool = False
+    moe: MixtureOfExperts | None = None
+    provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
+
+    @property
+    def gqa_group(self) -> float:
+        """g = n_q / n_kv (SoK section 3.2)."""
+        return self.n_q_heads / self.n_kv_heads
+
+
+@dataclass(frozen=True)
+class Link:
+    """An interconnect a KV block can be fetched over (SoK section 2.5, W4)."""
+
+    id: str
+    name: str
+    bandwidth: float  # bytes/s, one direction as used for a fetch
+    provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Technique:
+    """A representative method of one mitigation domain, reduced to its byte factors (SoK Eq. 2, Table 2)."""
+
+    id: str
+    name: str
+    domain: str
+    kv_bits: float  # w_q in bits per stored element
+    retention: float  # r
+    sharing_workload: str | None  # the workload whose prefix sharing gives sigma (prefix caching)
+    fragmentation: float  # phi
+    codec: float  # transport codec factor (tiering only)
+    lossless: str  # "yes", "no", "near", or "-" for the baseline
+    provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A benchmark workload (SoK Table 6)."""
+
+    id: str
+    pattern: str
+    objective: str
+    batch: int
+    context: float  # tokens per request
+    shared_prefix: float  # tokens shared by every request (W3)
+    reuse_gap: float | None  # seconds between reuses (W4)
+    provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A mitigation domain (SoK Table 2)."""
+
+    id: str
+    name: str
+    mechanism: str
+    scales: str
+    lossless: str
+    methods: tuple[str, ...]

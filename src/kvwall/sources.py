@@ -1,0 +1,121 @@
+"""The kvwall source files a piece of code reads: the static import closure of a script, a notebook or a module.
+
+The workflow lists these files as a rule's inputs, so that a change to one module reruns exactly the jobs whose code
+imports it (directly or through other kvwall modules). Imports are found in the syntax tree, not by running the code:
+``import kvwall.x``, ``from kvwall.x import y`` (``y`` a submodule or a name), and every package ``__init__`` on the
+way, which Python runs on import. Imports under ``if TYPE_CHECKING:`` are not followed, since they never run. A
+package's data folders (schemas, templates) belong to the modules of that package. A module that is imported by name
+at run time (``importlib.import_module``) is named by the caller as an extra entry.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from functools import lru_cache
+from pathlib import Path
+
+PACKAGE = "kvwall"
+
+
+def _is_type_checking_guard(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _imported_names(tree: ast.AST) -> list[str]:
+    """Dotted kvwall names imported by the code of ``tree``: modules, and ``module.name`` for ``from`` imports."""
+    names: list[str] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if _is_type_checking_guard(node):
+            pending.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names if alias.name.split(".")[0] == PACKAGE]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] == PACKAGE:
+            names.append(node.module)
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+        pending.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _is_data_file(path: Path) -> bool:
+    """A file in a data folder of a package: not a subpackage, not a bytecode cache."""
+    folder = path.parent
+    return path.is_file() and folder.name != "__pycache__" and not (folder / "__init__.py").exists()
+
+
+class SourceTree:
+    """The kvwall package under ``source_root`` (the folder that holds ``kvwall/``), read as files."""
+
+    def __init__(self, source_root: str | Path):
+        self.root = Path(source_root)
+
+    def _file(self, module: str) -> Path | None:
+        """The file of the dotted ``module``: ``a/b.py`` or ``a/b/__init__.py``; None for a name that is no module."""
+        base = self.root.joinpath(*module.split("."))
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def _with_parents(self, module: str) -> list[str]:
+        parts = module.split(".")
+        return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+    @lru_cache(maxsize=None)
+    def imports_of(self, module: str) -> tuple[str, ...]:
+        """The kvwall modules that ``module`` imports directly, each with the packages above it."""
+        path = self._file(module)
+        return self._modules_named(_imported_names(ast.parse(path.read_text(encoding="utf-8"), str(path))))
+
+    def _modules_named(self, names: list[str]) -> tuple[str, ...]:
+        found: set[str] = set()
+        for name in names:
+            for candidate in self._with_parents(name):
+                if self._file(candidate) is not None:
+                    found.add(candidate)
+        return tuple(sorted(found))
+
+    def closure(self, modules: list[str] | tuple[str, ...]) -> list[str]:
+        """Every kvwall module that importing ``modules`` runs, the packages above each one included."""
+        seen: set[str] = set()
+        pending = [m for name in modules for m in self._with_parents(name) if self._file(m) is not None]
+        while pending:
+            module = pending.pop()
+            if module in seen:
+                continue
+            seen.add(module)
+            pending.extend(self.imports_of(module))
+        return sorted(seen)
+
+    def files(self, modules: list[str] | tuple[str, ...]) -> list[str]:
+        """The source files (and package data files) of ``closure(modules)``, as sorted paths."""
+        paths: set[Path] = set()
+        for module in self.closure(modules):
+            path = self._file(module)
+            paths.add(path)
+            if path.name == "__init__.py":
+                paths.update(p for p in path.parent.glob("*/*") if _is_data_file(p))
+        return sorted(p.as_posix() for p in paths)
+
+    def files_of_script(self, script: str | Path, *extra_modules: str) -> list[str]:
+        """The kvwall files that running ``script`` (a .py file or an .ipynb's code cells) reads, with ``extra_modules``."""
+        return self.files([*self.modules_of_script(script), *extra_modules])
+
+    def modules_of_script(self, script: str | Path) -> tuple[str, ...]:
+        """The kvwall modules that ``script`` imports directly."""
+        path = Path(script)
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+            lines = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
+            tree = ast.parse("\n".join(lines), str(path))
+        else:
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        return self._modules_named(_imported_names(tree))

@@ -1,0 +1,74 @@
+"""The house: packages by idea, imports pointing one way (inputs <- model <- tier <- artifacts <- cli)."""
+
+import pkgutil
+
+import pytest
+
+import kvwall
+from kvwall.sources import SourceTree
+
+#: The floor of each room; a module imports only its own room and lower floors.
+FLOORS = {
+    "kvwall.units": 0,
+    "kvwall.formats": 0,
+    "kvwall.sources": 0,
+    "kvwall.inputs": 1,
+    "kvwall.model": 2,
+    "kvwall.tier": 3,
+    "kvwall.render": 4,
+    "kvwall.measure": 5,
+    "kvwall.audit": 6,
+    "kvwall.tables": 6,
+    "kvwall.figures": 6,
+    "kvwall.canonical": 7,
+    "kvwall.cli": 8,
+}
+MODULES = sorted(m.name for m in pkgutil.walk_packages(kvwall.__path__, "kvwall."))
+
+
+def room(module: str) -> str:
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in FLOORS:
+            return ".".join(parts[:end])
+    raise AssertionError(f"{module} is in no room of FLOORS")
+
+
+@pytest.fixture(scope="module")
+def tree(root):
+    return SourceTree(root / "src")
+
+
+def test_every_module_has_a_room():
+    assert [m for m in MODULES if m != "kvwall.__main__"] and all(room(m) for m in MODULES)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_imports_point_down(tree, module):
+    here = room(module)
+    upward = [
+        imported
+        for imported in tree.imports_of(module)
+        if imported != "kvwall" and room(imported) != here and FLOORS[room(imported)] >= FLOORS[here]
+    ]
+    assert upward == []
+
+
+def test_the_model_reads_no_files(tree):
+    """The equations take typed specs; only kvwall.inputs reads YAML."""
+    for module in (m for m in MODULES if room(m) == "kvwall.model"):
+        assert not [i for i in tree.imports_of(module) if i.startswith("kvwall.inputs.loader")], module
+
+
+def test_a_table_module_reaches_only_what_it_imports(tree):
+    files = tree.files(["kvwall.tables.crossovers"])
+    assert any(f.endswith("tables/crossovers.py") for f in files)
+    assert any(f.endswith("model/regimes.py") for f in files)
+    assert any(f.endswith("inputs/schemas/models.schema.yaml") for f in files)  # the loader's data comes with it
+    assert not any(f.endswith(("tables/hardware.py", "cli/main.py")) for f in files)
+    assert not any("__pycache__" in f for f in files)
+
+
+def test_type_checking_imports_are_not_followed(tree):
+    # kvwall.tables names Catalog and Table only for type checkers.
+    assert "kvwall.render" not in tree.imports_of("kvwall.tables")
