@@ -10,9 +10,11 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from kvwall.formats import format_value
 from kvwall.inputs.specs import EVIDENCE_CLASSES
@@ -97,6 +99,17 @@ def _header(column: Column, mark_classes: bool) -> str:
     return label
 
 
+_HTML_OPENINGS = re.compile(r"<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)")
+
+
+def markdown_escape(text: str) -> str:
+    """Text safe in a Markdown table cell: no cell break (``|``), no line break, and nothing a renderer takes for
+    raw HTML (a ``<`` that opens a tag, comment or declaration; an ``&`` that opens an entity), as latex_escape does
+    for LaTeX. A ``<`` before a digit or a space (``<0.1``, ``w_q < w``) stays as written."""
+    text = " ".join(text.splitlines()).replace("|", "\\|")
+    return _HTML_OPENINGS.sub(lambda m: "&lt;" if m.group() == "<" else "&amp;", text)
+
+
 def to_markdown(table: Table, mark_classes: bool = False) -> str:
     """Markdown table formatted as the paper prints it, under a heading, caption and evidence line."""
     lines = [f"# {table.title}", "", table.caption, ""]
@@ -106,12 +119,12 @@ def to_markdown(table: Table, mark_classes: bool = False) -> str:
     else:
         lines += [f"Evidence class: **{table.evidence}**.", ""]
     if table.sources:
-        lines += ["Sources: " + "; ".join(table.sources) + ".", ""]
+        lines += ["Sources: " + "; ".join(map(markdown_escape, table.sources)) + ".", ""]
     shown = [c for c in table.columns if c.printed]
-    lines.append("| " + " | ".join(_header(c, mark_classes) for c in shown) + " |")
+    lines.append("| " + " | ".join(markdown_escape(_header(c, mark_classes)) for c in shown) + " |")
     lines.append("|" + "|".join("---" if c.evidence is None else "---:" for c in shown) + "|")
     for row in table.rows:
-        cells = [c.format(row).replace("|", "\\|") for c in shown]
+        cells = [markdown_escape(c.format(row)) for c in shown]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -161,10 +174,22 @@ def to_latex(table: Table, mark_classes: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_text(path: Path, content: str) -> None:
-    """Write text with Unix newlines, creating parent folders."""
+def replace_atomically(path: str | Path, write: Callable[[Path], None]) -> None:
+    """Call ``write`` on a temporary file beside ``path``, then move it into place: an interrupted or failed write
+    leaves ``path`` as it was, never half written."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8", newline="\n")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def write_text(path: Path, content: str) -> None:
+    """Write text with Unix newlines, creating parent folders, atomically."""
+    replace_atomically(path, lambda temporary: temporary.write_text(content, encoding="utf-8", newline="\n"))
 
 
 def write_table(table: Table, outputs: Sequence[str | Path], folder_class: str) -> None:

@@ -1,17 +1,13 @@
-# Load and validate every input before any rule runs: bad input stops here, with file, key and reason,
-# and nothing under tables/ or figures/ is touched.
+# Load, validate and cross-check every input before any rule runs (kvwall.cli.front_door, the loaders the jobs use):
+# bad input stops here, with file, key and reason, and nothing under tables/ or figures/ is touched.
+import fcntl
 import glob
 import os
+import shutil
 import sys
 
-from kvwall.inputs.loader import (
-    SpecError,
-    load_catalog,
-    load_workflow_config,
-    read_yaml,
-    validate,
-)
-from kvwall.inputs.reported import load_reported
+from kvwall.cli.front_door import check_inputs
+from kvwall.inputs.loader import SpecError, read_yaml
 from kvwall.sources import SourceTree
 
 
@@ -32,13 +28,62 @@ try:
     # Snakemake's own reader keeps the last of a key given twice; refuse it instead.
     for path in workflow.configfiles:
         read_yaml(path)
-    validate(config, "config", CONFIG_FILE)
-    CATALOG = load_catalog(config["config_dir"])
-    SELECTIONS = load_workflow_config(config, CATALOG, CONFIG_FILE)
-    load_reported(CATALOG.files["reported"])
-    validate(read_yaml(PRINTED_NUMBERS), "printed", PRINTED_NUMBERS)
+    INPUTS = check_inputs(config, CONFIG_FILE)
 except SpecError as error:
     sys.exit(f"kvwall: bad input: {error}")
+
+CATALOG, SELECTIONS = INPUTS.catalog, INPUTS.selections
+
+# One build at a time: a build holds an exclusive lock on BUILD_LOCK while it runs (the kernel drops it when the
+# process ends, however it ends), so a second build says so in one line, and Snakemake's own locks found while
+# no build holds it were left by a killed one and are removed.
+BUILD_LOCK = ".snakemake/kvwall-build.lock"
+if workflow.is_main_process:
+    os.makedirs(".snakemake", exist_ok=True)
+    _build_lock = open(BUILD_LOCK, "a")
+    try:
+        fcntl.flock(_build_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit(
+            "kvwall: another build holds this directory (.snakemake/kvwall-build.lock); wait for it to finish"
+        )
+    if glob.glob(".snakemake/locks/*"):
+        shutil.rmtree(".snakemake/locks")
+        print(
+            "kvwall: removed the lock of a build that was killed (.snakemake/locks)",
+            file=sys.stderr,
+        )
+
+# A failed job loses nothing: Snakemake deletes a job's outputs before it runs and again when it fails, so every
+# artifact is hard-linked into KEPT before the first job, and any that a failed or interrupted run left missing is
+# put back from there (README, "Bad input").
+KEPT = ".snakemake/kvwall-kept"
+
+
+def keep_artifacts(paths):
+    shutil.rmtree(KEPT, ignore_errors=True)
+    for path in paths:
+        if os.path.isfile(path):
+            os.makedirs(os.path.join(KEPT, os.path.dirname(path)), exist_ok=True)
+            os.link(path, os.path.join(KEPT, path))
+
+
+def restore_artifacts():
+    restored = 0
+    for folder, _, files in os.walk(KEPT):
+        for name in files:
+            kept = os.path.join(folder, name)
+            path = os.path.relpath(kept, KEPT)
+            if not os.path.exists(path):
+                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                os.link(kept, path)
+                restored += 1
+    if restored:
+        print(
+            f"kvwall: a job failed; {restored} artifact(s) it would have replaced are kept as they were (see logs/)",
+            file=sys.stderr,
+        )
+
 
 SPEC_INPUTS = sorted(path for name, path in CATALOG.files.items() if name != "reported")
 # The kvwall code a job reads: the import closure of its script or notebook (kvwall.sources), plus any module it
@@ -49,3 +94,11 @@ kvwall_code = SourceTree("src").files_of_script
 
 
 REPORTED_INPUTS = sorted(glob.glob(f"{CATALOG.files['reported']}/*.yaml"))
+
+
+onstart:
+    keep_artifacts(rules.all.input)
+
+
+onerror:
+    restore_artifacts()

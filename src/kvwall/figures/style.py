@@ -15,6 +15,8 @@ from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from kvwall.render import replace_atomically
+
 #: Salt for the ids matplotlib writes into SVG (clip paths, glyph references); fixed so two saves are identical.
 SVG_HASH_SALT = "kvwall"
 
@@ -69,10 +71,11 @@ def token_axis(axis: Axis) -> None:
 
 
 def save(figure: Figure, paths: Iterable[str | Path]) -> None:
-    """Write ``figure`` to each path in the format its suffix names (svg, pdf, png), without dates or versions."""
+    """Write ``figure`` to each path in the format its suffix names (svg, pdf, png), without dates or versions,
+    each atomically (an interrupted save leaves no half-written file)."""
     with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT}):
         for i, path in enumerate(paths):
             fmt = Path(path).suffix.lstrip(".")
-            figure.savefig(path, format=fmt, metadata=_METADATA[fmt])
+            replace_atomically(path, lambda temporary: figure.savefig(temporary, format=fmt, metadata=_METADATA[fmt]))
             if i == 0:
                 figure.set_layout_engine("none")  # the first save laid the figure out; the others reuse it

@@ -8,7 +8,6 @@ built. Schemas live in the package (``kvwall/inputs/schemas``) so that ``kvwall 
 from __future__ import annotations
 
 import math
-import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -20,9 +19,10 @@ import yaml
 from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
+from kvwall.inputs.reader import SpecError, key_path, read_yaml
 from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, SlidingWindowAttention, Sourced,
                           Technique, Workload)
-from kvwall.units import UnitError, dtype_bytes, to_base
+from kvwall.units import UnitError, dimension_of, dtype_bytes, to_base
 
 #: The spec files of a catalogue, by collection, relative to the config directory.
 SPEC_FILES = {
@@ -34,66 +34,21 @@ SPEC_FILES = {
     "techniques": "techniques.yaml",
 }
 
+#: The largest value accepted in each base dimension, after conversion: far above any real device, model or
+#: workload, and far enough below the float range that no product the model forms overflows.
+LARGEST = {
+    "bytes": 1e18, "bytes/s": 1e18, "FLOP/s": 1e21, "count": 1e15, "tokens": 1e12, "tokens/s": 1e12, "s": 1e9,
+    "ratio": 1e6, "s/byte": 1.0, "FLOP/B": 1e9,
+}
+#: Dimensions whose values count things and so must be whole numbers.
+WHOLE = ("count", "tokens")
+#: The dimension of each numeric assumption of config/assumptions.yaml.
+ASSUMPTION_DIMENSIONS = {
+    "tokens_per_k": "tokens", "prefill_mfu": "ratio", "attention_flops_at_full_context": "ratio", "moe_uniform_routing": "ratio",
+}
+
 #: The folder of reported values (kvwall.inputs.reported), relative to the config directory.
 REPORTED_FOLDER = "reported"
-
-
-class SpecError(ValueError):
-    """Bad input: which file, which key, and why."""
-
-    def __init__(self, file: str | Path, key: str, reason: str):
-        self.file, self.key, self.reason = str(file), key, reason
-        super().__init__(f"{self.file}: {key or '(top level)'}: {reason}")
-
-
-class _SpecLoader(yaml.SafeLoader):
-    """A safe YAML loader that reads the scientific notation spec sheets are written in (70e9) as numbers."""
-
-
-# YAML 1.1 reads 70e9 and 8.03e9 as strings.
-_SpecLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789"),
-)
-
-
-def _refuse_duplicate_keys(node: yaml.Node, path: list, file: str | Path) -> None:
-    """A key given twice in one mapping silently overwrites the first (a second device entry, say): refuse it."""
-    if isinstance(node, yaml.MappingNode):
-        lines: dict = {}
-        for key_node, value_node in node.value:
-            key, line = key_node.value, key_node.start_mark.line + 1
-            if key in lines:
-                raise SpecError(file, _key_path([*path, key]), f"given twice (lines {lines[key]} and {line})")
-            lines[key] = line
-            _refuse_duplicate_keys(value_node, [*path, key], file)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _refuse_duplicate_keys(item, [*path, index], file)
-
-
-def read_yaml(path: str | Path) -> Any:
-    """Parse one YAML file, turning a missing file, a syntax error or a duplicate key into a SpecError."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(path, "", "file not found") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise SpecError(path, "", f"cannot be read as UTF-8 text ({err.__class__.__name__})") from None
-    loader = _SpecLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _refuse_duplicate_keys(node, [], path)
-        return loader.construct_document(node)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
-        raise SpecError(path, where, f"not valid YAML: {getattr(err, 'problem', None) or err}") from None
-    finally:
-        loader.dispose()
 
 
 @cache
@@ -109,10 +64,6 @@ def _registry() -> Registry:
 def schema(name: str) -> dict:
     """The JSON Schema called ``name`` (for example ``devices``)."""
     return _registry()[f"{name}.schema.yaml"].contents
-
-
-def _key_path(path) -> str:
-    return ".".join(str(part) if not isinstance(part, int) else f"[{part}]" for part in path).replace(".[", "[")
 
 
 def _reason(error: jsonschema.ValidationError) -> str:
@@ -164,7 +115,7 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
         raise SpecError(file, "", "the file is empty")
     non_finite = _first_non_finite(document)
     if non_finite:
-        raise SpecError(file, _key_path(non_finite[0]), f"must be a finite number (got {non_finite[1]})")
+        raise SpecError(file, key_path(non_finite[0]), f"must be a finite number (got {non_finite[1]})")
     validator = jsonschema.Draft202012Validator(schema(schema_name), registry=_registry())
     errors = list(validator.iter_errors(document))
     error = jsonschema.exceptions.best_match(errors)
@@ -180,7 +131,23 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
         unknown = _unknown_fields(errors, error.absolute_path)
         if unknown:
             reason += f"; found unknown field(s) {', '.join(map(repr, unknown))} instead (misspelt?)"
-    raise SpecError(file, _key_path(path), reason)
+    raise SpecError(file, key_path(path), reason)
+
+
+def checked_base(value: float, unit: str, dimension: str | None, file: str | Path, key: str) -> float:
+    """``value`` in ``unit`` converted to its base unit, refused unless finite, at most LARGEST for its dimension
+    and, for counts and tokens, whole."""
+    try:
+        base = to_base(value, unit, dimension)
+    except UnitError as err:
+        raise SpecError(file, f"{key}.unit", str(err)) from None
+    measured = dimension or dimension_of(unit)
+    largest = LARGEST.get(measured, math.inf)
+    if not math.isfinite(base) or abs(base) > largest:
+        raise SpecError(file, f"{key}.value", f"{value} {unit} is out of range (at most {largest:g} {measured})")
+    if measured in WHOLE and base != int(base):
+        raise SpecError(file, f"{key}.value", f"{value} {unit} is not a whole number of {measured}")
+    return base
 
 
 class QuantityReader:
@@ -198,10 +165,7 @@ class QuantityReader:
         source_id = node.get("source", default_source)
         if source_id is None:
             raise SpecError(self.file, key, "no source: give 'source' here or on the entry")
-        try:
-            value = to_base(node["value"], node["unit"], dimension)
-        except UnitError as err:
-            raise SpecError(self.file, f"{key}.unit", str(err)) from None
+        value = checked_base(node["value"], node["unit"], dimension, self.file, key)
         return Sourced(value, node["value"], node["unit"], self.source(source_id, f"{key}.source"), self.evidence)
 
 
@@ -282,6 +246,8 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS))
             if moe.experts_per_token > moe.routed_experts:
                 raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
+            if moe.dense_layers > n["n_layers"]:
+                raise SpecError(reader.file, f"{key}.moe.dense_layers", f"{moe.dense_layers} exceeds n_layers {n['n_layers']}")
         models[model_id] = Model(
             id=model_id,
             name=entry["name"],
@@ -317,7 +283,9 @@ def _assumptions(document: Mapping, reader: QuantityReader) -> Assumptions:
             prov[name] = Sourced(node["value"], node["value"], node.get("unit", ""), reader.source(node["source"], f"{key}.source"), reader.evidence)
         else:
             quantity = {"value": node["value"], "unit": node.get("unit", "ratio"), "source": node["source"]}
-            prov[name] = reader.quantity(quantity, key, dimension=None)
+            if name not in ASSUMPTION_DIMENSIONS:
+                raise SpecError(reader.file, key, f"not an assumption kvwall uses (known: {', '.join(ASSUMPTION_DIMENSIONS)})")
+            prov[name] = reader.quantity(quantity, key, ASSUMPTION_DIMENSIONS[name])
             values[name] = prov[name].value
     return Assumptions(
         tokens_per_k=values["tokens_per_k"],
@@ -354,6 +322,12 @@ def _workloads(document: Mapping, reader: QuantityReader) -> dict[str, Workload]
     return workloads
 
 
+def _refuse_bytes_as_bits(entry: Mapping, file: str, key: str) -> None:
+    """kv_bits is a width per element: in bit, never a size such as GB that would be read as bytes."""
+    if "kv_bits" in entry and entry["kv_bits"]["unit"] != "bit":
+        raise SpecError(file, f"{key}.kv_bits.unit", f"unit {entry['kv_bits']['unit']!r} is not understood here (expected 'bit')")
+
+
 def _techniques(document: Mapping, reader: QuantityReader, baseline_bits: float) -> tuple[dict[str, Domain], dict[str, Technique]]:
     domains = {
         domain_id: Domain(domain_id, d["name"], d["mechanism"], d["scales"], d["lossless"], tuple(d["methods"]))
@@ -365,6 +339,7 @@ def _techniques(document: Mapping, reader: QuantityReader, baseline_bits: float)
         if entry["domain"] not in domains and entry["domain"] != "baseline":
             raise SpecError(reader.file, f"{key}.domain", f"domain {entry['domain']!r} is not listed under 'domains'")
         prov = {}
+        _refuse_bytes_as_bits(entry, reader.file, key)
         for name, dimension in (("kv_bits", "bytes"), ("retention", "ratio"), ("fragmentation", "ratio"), ("codec", "ratio")):
             if name in entry:
                 prov[name] = reader.quantity(entry[name], f"{key}.{name}", dimension, entry["source"])
@@ -391,6 +366,7 @@ def _configurations(document: Mapping, reader: QuantityReader) -> tuple[int, tup
     )
     rows = []
     for i, row in enumerate(node["rows"]):
+        _refuse_bytes_as_bits(row, reader.file, f"configurations.rows[{i}]")
         bits = reader.quantity(row["kv_bits"], f"configurations.rows[{i}].kv_bits", "bytes", node["source"])
         rows.append(Configuration(row["id"], row["name"], 8.0 * bits.value, float(row["retention"]["value"])))
     return int(batch.value), contexts, tuple(rows)
@@ -476,8 +452,18 @@ def load_workflow_config(config: Mapping, catalog: Catalog, file: str = "config/
         table, field_name = key.split(".")
         value = tables[table][field_name]
         collection = catalog.models if kind == "models" else catalog.devices
-        return _selection([value] if isinstance(value, str) and value != "all" else value, collection,
-                          f"tables.{key}", file, catalog.files[kind])
+        if isinstance(value, str) and value != "all":
+            value = [value]
+        return _selection(value, collection, f"tables.{key}", file, catalog.files[kind])
+
+    def one(kind: str, key: str) -> str:
+        """A single id ("all" names no one model or device)."""
+        table, field_name = key.split(".")
+        value = tables[table][field_name]
+        collection = catalog.models if kind == "models" else catalog.devices
+        if value not in collection:
+            raise SpecError(file, f"tables.{key}", f"{value!r} does not exist in {catalog.files[kind]} (known: {', '.join(collection)})")
+        return value
 
     return {
         "table1_models": pick("models", "table1.models"),
@@ -486,7 +472,7 @@ def load_workflow_config(config: Mapping, catalog: Catalog, file: str = "config/
         "table4_batches": tuple(tables["table4"]["batches"]),
         "capacity_models": pick("models", "capacity.models"),
         "capacity_devices": pick("devices", "capacity.devices"),
-        "table8_model": pick("models", "table8.model")[0],
-        "reference_device": pick("devices", "in_text.reference_device")[0],
+        "table8_model": one("models", "table8.model"),
+        "reference_device": one("devices", "in_text.reference_device"),
         "spread_models": pick("models", "in_text.spread_models"),
     }

@@ -1,0 +1,144 @@
+"""Every input of the workflow, loaded and cross-checked once, before any job is scheduled (workflow/rules/common.smk).
+
+Each file goes through the loader its jobs use (catalogue, workflow config, reported values, tiers, both measure
+modes, every measured record, the printed numbers), so a value a job would refuse is refused here first; then the
+references the code relies on across files are checked. A missing file is an error like any other.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from kvwall.canonical.measured import FIT_FIELDS, PLATFORM_IDS
+from kvwall.canonical.tiers import FITS
+from kvwall.formats import FORMATS
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml, validate
+from kvwall.inputs.reader import read_json
+from kvwall.inputs.reported import Reported, load_reported
+from kvwall.measure.config import MODES, MeasureConfig, load_measure_config
+from kvwall.measure.record import read_record
+from kvwall.render import to_csv
+from kvwall.tables import ARTIFACTS, builder
+from kvwall.tier.inputs import TierSpecs, load_tiers
+from kvwall.units import dimension_of
+
+PRINTED_FILE = "paper/printed.yaml"
+TIERS_FILE = "tiers.yaml"
+MEASURE_FILE = "measure.yaml"
+RECORDS_DIR = "data/measured"
+
+#: Workloads the tables and figures read by id (tables.comparison, tables.in_text, figures.roofline, figures.reuse),
+#: with the field each needs beyond batch and context.
+REQUIRED_WORKLOADS = {"w1": None, "w2": None, "w3": "shared_prefix", "w4": "reuse_gap"}
+#: The technique whose codec W4's fetch uses (tables.in_text.reuse, figures.reuse).
+CODEC_TECHNIQUE = "cachegen"
+#: The dimension of each reported fit field (canonical.measured.FIT_FIELDS) and platform value the figures read.
+FIT_DIMENSIONS = {"intercept": "s", "slope": "s/byte", "points": "count", "r-squared": "ratio",
+                  "fixed-path-bandwidth": "bytes/s", "kv-bandwidth": "bytes/s"}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything the workflow reads, checked."""
+
+    catalog: Catalog
+    selections: dict
+    reported: Mapping[str, Reported]
+    tiers: TierSpecs
+    measure: Mapping[str, MeasureConfig]  # mode -> settings
+    records: tuple[str, ...]  # the measured record files
+
+
+def _check_catalog(catalog: Catalog) -> None:
+    for workload_id, needed in REQUIRED_WORKLOADS.items():
+        workload = catalog.workloads.get(workload_id)
+        if workload is None:
+            raise SpecError(catalog.files["workloads"], f"workloads.{workload_id}", "missing: the tables and figures read this workload")
+        if needed and not getattr(workload, needed):
+            raise SpecError(catalog.files["workloads"], f"workloads.{workload_id}.{needed}", f"missing: {workload_id} needs a {needed}")
+    if CODEC_TECHNIQUE not in catalog.techniques:
+        raise SpecError(catalog.files["techniques"], f"techniques.{CODEC_TECHNIQUE}", "missing: W4's fetch uses its codec")
+    precision = catalog.assumptions.compute_precision
+    for device_id, device in catalog.devices.items():
+        if precision not in device.dense_flops:
+            raise SpecError(catalog.files["devices"], f"devices.{device_id}.dense_flops",
+                            f"no {precision!r} rate, the compute_precision of {catalog.files['assumptions']}")
+
+
+def _reported(reported: Mapping[str, Reported], value_id: str, dimension: str | None, named_by: str) -> None:
+    """``value_id`` is reported, as a text (dimension None), or as a number of ``dimension`` ("any": either)."""
+    if value_id not in reported:
+        file, key = named_by.split(": ") if ": " in named_by else (named_by, value_id)
+        raise SpecError(file, key, f"names {value_id!r}, which no file of config/reported/ gives")
+    value = reported[value_id]
+    if dimension == "any":
+        return
+    if dimension is None:
+        if value.text is None:
+            raise SpecError(value.file, f"values.{value_id}", "must be a quoted text")
+    elif value.value is None or dimension_of(value.unit) != dimension:
+        raise SpecError(value.file, f"values.{value_id}.unit", f"unit {value.unit!r} does not measure {dimension}")
+
+
+def _check_reported(reported: Mapping[str, Reported], measure: MeasureConfig) -> None:
+    """The reported values the measured figure and CANONICAL-NUMBERS §1 read, present and of the right dimension."""
+    platform = measure.reported_platform
+    _reported(reported, f"{platform}.platform", None, f"{measure.file}: reported.platform")
+    _reported(reported, f"{platform}.copy-bandwidth", "bytes/s", f"{measure.file}: reported.platform")
+    for value_id in PLATFORM_IDS:
+        _reported(reported, value_id, "any", "config/reported")
+    for fit in dict.fromkeys((*measure.reported_fits, *FITS)):
+        _reported(reported, f"fit.{fit}.framework", None, f"{measure.file}: reported.fits")
+        for field, _ in FIT_FIELDS:
+            _reported(reported, f"fit.{fit}.{field}", FIT_DIMENSIONS[field], f"{measure.file}: reported.fits")
+
+
+def _check_printed(path: Path, catalog: Catalog, selections: dict) -> None:
+    """Every artifact, row, column and format config/paper/printed.yaml names exists in what the workflow builds."""
+    file = str(path)
+    printed = read_yaml(path)
+    validate(printed, "printed", file)
+    for g, group in enumerate(printed["groups"]):
+        key = f"groups[{g}]"
+        if group["artifact"] not in ARTIFACTS:
+            raise SpecError(file, f"{key}.artifact", f"{group['artifact']!r} is not a table the workflow builds")
+        table = builder(group["artifact"])(catalog, selections)
+        columns = {column.name for column in table.columns}
+        for name in group["key"]:
+            if name not in columns:
+                raise SpecError(file, f"{key}.key", f"{group['artifact']} has no column {name!r}")
+        rows = {"/".join(row[k] for k in group["key"]) for row in csv.DictReader(io.StringIO(to_csv(table)))}  # as the audit reads them
+        for row_key, cells in group["cells"].items():
+            if row_key not in rows:
+                raise SpecError(file, f"{key}.cells.{row_key}", f"{group['artifact']} has no such row")
+            for column, cell in cells.items():
+                if column not in columns:
+                    raise SpecError(file, f"{key}.cells.{row_key}.{column}", f"{group['artifact']} has no such column")
+                if isinstance(cell, dict) and cell["format"] not in FORMATS:
+                    raise SpecError(file, f"{key}.cells.{row_key}.{column}.format", f"format {cell['format']!r} is not known")
+
+
+def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RECORDS_DIR) -> Inputs:
+    """Load and cross-check every input the workflow reads; the first problem raises a SpecError."""
+    validate(config, "config", config_file)
+    config_dir = Path(config["config_dir"])
+    catalog = load_catalog(config_dir)
+    selections = load_workflow_config(config, catalog, config_file)
+    _check_catalog(catalog)
+    reported = load_reported(catalog.files["reported"])
+    if not reported:
+        raise SpecError(catalog.files["reported"], "", "no reported values (*.yaml) found")
+    tiers = load_tiers(config_dir / TIERS_FILE, catalog)
+    measure = {mode: load_measure_config(config_dir / MEASURE_FILE, catalog, mode) for mode in MODES}
+    _check_reported(reported, measure["full"])
+    records = tuple(sorted(str(p) for p in Path(records_dir).glob("*.json")))
+    for record in records:
+        read_json(record)  # refuses special and oversized files before the record reader opens them
+        read_record(record)
+    _check_printed(config_dir / PRINTED_FILE, catalog, selections)
+    return Inputs(catalog, selections, reported, tiers, measure, records)

@@ -1,0 +1,236 @@
+"""The front door: every input the workflow reads is checked before any job, hostile files are refused without
+hanging or running code, and a failed job loses no committed artifact.
+
+Each case breaks one thing in a temporary copy of config/ and asserts the SpecError names the file and the key;
+the workflow cases run Snakemake on a temporary copy of the repository and check the one line it prints, that no
+traceback is shown, and that every committed file is as it was.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvwall.cli.front_door import check_inputs
+from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.reader import MAX_BYTES, read_json, refuse_templates
+from kvwall.render import markdown_escape
+
+from test_bad_input import file_hashes
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    """config/ and data/measured/ in a temporary folder, which is the working directory."""
+    shutil.copytree(REPO / "config", tmp_path / "config")
+    shutil.copytree(REPO / "data", tmp_path / "data")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def refused(file: str, old: str | None, new: str) -> SpecError:
+    """Replace ``old`` in ``file`` by ``new`` (the whole file when ``old`` is None) and run the front door."""
+    path = Path(file)
+    text = path.read_text(encoding="utf-8")
+    if old is None:
+        text = new
+    else:
+        assert old in text, f"{old!r} is not in {file}"
+        text = text.replace(old, new, 1)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        check_inputs(read_yaml("config/config.yaml"), "config/config.yaml")
+    assert caught.value.file == file, caught.value
+    assert "\n" not in str(caught.value)
+    return caught.value
+
+
+def test_the_committed_inputs_pass(root):
+    inputs = check_inputs(read_yaml("config/config.yaml"), "config/config.yaml")
+    assert inputs.records == ("data/measured/amd-epyc-2c-2026-11-29.json",)
+
+
+# ---- files the jobs read, checked before them ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("file, old, new, key", [
+    ("config/tiers.yaml", "tier_fraction: {value: ", "tier_fraction: {value: 7", "scenarios."),
+    ("config/measure.yaml", "model: ", "model: no-such-", "model"),
+    ("config/measure.yaml", "fits: [hf-sdpa, vllm-fa2]", "fits: [hf-sdpa, no-such-fit]", "reported.fits"),
+    ("config/workloads.yaml", "  w4:", "  w9:", "workloads.w4"),
+    ("config/techniques.yaml", "  cachegen:", "  cachegen2:", "techniques.cachegen"),
+    ("config/paper/printed.yaml", "llama-2-13b: {kv_bytes_per_token", "llama-2-14b: {kv_bytes_per_token", "groups[0].cells.llama-2-14b"),
+    ("config/paper/printed.yaml", "artifact: derived/table3_ridge", "artifact: derived/table3_ridges", "groups[1].artifact"),
+])
+def test_cross_file_references_are_checked_first(root, file, old, new, key):
+    assert refused(file, old, new).key.startswith(key)
+
+
+def test_every_device_has_the_compute_precision(root):
+    text = Path("config/devices.yaml").read_text(encoding="utf-8")
+    device = "h100-sxm"
+    start = text.index(f"  {device}:")
+    block = text[start:text.index("\n  ", start + 3 + len(device))]
+    line = next(line for line in text[start:].splitlines() if line.strip().startswith("bf16:"))
+    error = refused("config/devices.yaml", line + "\n", "")
+    assert error.key == f"devices.{device}.dense_flops" and block
+
+
+@pytest.mark.parametrize("file", ["config/tiers.yaml", "config/measure.yaml", "config/paper/printed.yaml"])
+def test_a_missing_required_file_is_an_error(root, file):
+    os.remove(file)
+    with pytest.raises(SpecError) as caught:
+        check_inputs(read_yaml("config/config.yaml"), "config/config.yaml")
+    assert (caught.value.file, caught.value.reason) == (file, "file not found")
+
+
+def test_a_bad_measured_record_is_refused(root):
+    path = "data/measured/amd-epyc-2c-2026-11-29.json"
+    Path(path).write_text(Path(path).read_text().replace('"date": ', '"date": 1, "x": ', 1))
+    with pytest.raises(SpecError) as caught:
+        check_inputs(read_yaml("config/config.yaml"), "config/config.yaml")
+    assert caught.value.file == path
+
+
+# ---- values checked after conversion to base units -----------------------------------------------------------------
+
+@pytest.mark.parametrize("file, old, new, key, reason", [
+    ("config/devices.yaml", "value: 3.35, unit: TB/s", "value: 1e300, unit: TB/s", "devices.h100-sxm.hbm_bandwidth.value",
+     "1e+300 TB/s is out of range (at most 1e+18 bytes/s)"),
+    ("config/models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: 1e300, unit: count}",
+     "models.llama-3-70b.n_layers.value", "1e+300 count is out of range (at most 1e+15 count)"),
+    ("config/workloads.yaml", "context: {value: 128000,", "context: {value: 0.5,", "workloads.w1.context.value",
+     "0.5 tokens is not a whole number of tokens"),
+    ("config/assumptions.yaml", "  attention_flops_at_full_context:\n    value: 1\n    unit: ratio",
+     "  attention_flops_at_full_context:\n    value: 1\n    unit: GB", "assumptions.attention_flops_at_full_context.unit", "unit 'GB' measures bytes, expected ratio"),
+    ("config/techniques.yaml", "kv_bits: {value: 2, unit: bit}", "kv_bits: {value: 2, unit: GB}", ".kv_bits.unit",
+     "unit 'GB' is not understood here (expected 'bit')"),
+    ("config/reported/kv_slopes.yaml", "fit.hf-sdpa.slope: {value: 16.34, unit: ms/GiB", "fit.hf-sdpa.slope: {value: 16.34, unit: GB/s",
+     "values.fit.hf-sdpa.slope.unit", "unit 'GB/s' does not measure s/byte"),
+])
+def test_values_are_checked_in_base_units(root, file, old, new, key, reason):
+    error = refused(file, old, new)
+    assert key in error.key and error.reason == reason, error
+
+
+def test_dense_layers_cannot_exceed_the_layers(root):
+    error = refused("config/models.yaml", "dense_layers: {value: 1,", "dense_layers: {value: 1000,")
+    assert error.key.endswith(".moe.dense_layers") and "exceeds n_layers" in error.reason
+
+
+@pytest.mark.parametrize("old, new, key", [
+    ("table8: {model: llama-3-70b}", "table8: {model: all}", "tables.table8.model"),
+    ("config_dir: config\n", "config_dir: config\nconfig_dri: config\n", ""),
+    ("  table8: {model: llama-3-70b}", "  table8: {model: llama-3-70b, modle: x}", "tables.table8"),
+])
+def test_workflow_config_names_one_model_and_no_unknown_keys(root, old, new, key):
+    assert refused("config/config.yaml", old, new).key == key
+
+
+def test_an_id_ending_in_a_newline_is_not_a_safe_name(root):
+    error = refused("config/links.yaml", "  nvlink-4:\n", '  "nvlink-4\\n":\n')
+    assert error.key == "links.'nvlink-4\\n'" and "is not a safe name" in error.reason
+
+
+# ---- the hardened reader ------------------------------------------------------------------------------------------
+
+ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+    for i in range(9))
+
+
+@pytest.mark.parametrize("text, key, reason", [
+    (ALIAS_BOMB, "line 1", "anchors and aliases (&name, *name) are not accepted in input files"),
+    ("a: 1\n? [b, c]\n: 2\n", "(top level) (line 2)", "a key must be a plain name, not a list or mapping"),
+    ("a: " + "[" * 20000 + "]" * 20000 + "\n", "line 1", "nested deeper than 32 levels"),
+])
+def test_hostile_yaml_is_refused_with_the_line(tmp_path, text, key, reason):
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text)
+    with pytest.raises(SpecError) as caught:
+        read_yaml(path)
+    assert (caught.value.file, caught.value.key, caught.value.reason) == (str(path), key, reason)
+
+
+def test_oversized_and_special_files_are_refused(tmp_path):
+    big = tmp_path / "big.yaml"
+    big.write_text("a: " + "x" * MAX_BYTES)
+    with pytest.raises(SpecError, match="larger than 4 MiB"):
+        read_yaml(big)
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(SpecError, match="not a regular file"):
+        read_yaml(fifo)
+    with pytest.raises(SpecError, match="not a regular file"):
+        read_yaml("/dev/zero")
+
+
+def test_json_without_nan_or_infinity(tmp_path):
+    path = tmp_path / "record.json"
+    path.write_text('{"a": NaN}')
+    with pytest.raises(SpecError, match="NaN is not a JSON number"):
+        read_json(path)
+
+
+@pytest.mark.parametrize("document, key", [
+    ({"__use_yte__": True, "config_dir": "config"}, "__use_yte__"),
+    ({"config_dir": "?__import__('os').system('true')"}, "config_dir"),
+    ({"tables": {"?if True": {"a": 1}}}, "tables.?if True"),
+])
+def test_yte_templates_are_refused(document, key):
+    with pytest.raises(SpecError) as caught:
+        refuse_templates(document, "config/config.yaml")
+    assert caught.value.key == key
+
+
+# ---- names and text that cannot break a table ---------------------------------------------------------------------
+
+def test_markdown_cells_escape_html_and_line_breaks():
+    assert markdown_escape("a|b\nc <script>x</script> &amp; <0.1, w_q < w") == (
+        "a\\|b c &lt;script>x&lt;/script> &amp;amp; <0.1, w_q < w")
+
+
+# ---- the workflow: refused before Snakemake evaluates or writes anything -------------------------------------------
+
+def repository_copy(folder: Path) -> Path:
+    root = folder / "repo"
+    shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(".git", ".venv", ".snakemake", "__pycache__", "logs", "*.egg-info"))
+    return root
+
+
+def snakemake(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "1", *args], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_a_yte_config_runs_no_code(tmp_path):
+    root = repository_copy(tmp_path)
+    marker = tmp_path / "ran"
+    config = root / "config/config.yaml"
+    config.write_text("__use_yte__: true\n" + config.read_text().replace(
+        "config_dir: config", f"config_dir: ?__import__('pathlib').Path({str(marker)!r}).touch() or 'config'"))
+    done = snakemake(root, "-n")
+    assert done.returncode != 0 and not marker.exists()
+    assert done.stderr.strip().splitlines() == ["kvwall: bad input: config/config.yaml: __use_yte__: a template key: "
+                                                "config files hold plain values, never expressions"]
+
+
+def test_a_failed_job_changes_no_committed_artifact(tmp_path):
+    """A forced job-level failure (a table builder that raises) in a real build: the artifacts it would replace,
+    and every other committed file, stay as they were; the console names the restore in one line."""
+    root = repository_copy(tmp_path)
+    module = root / "src/kvwall/tables/accounting.py"
+    module.write_text(module.read_text() + "\n\ndef accounting(catalog, selections):\n    raise RuntimeError('forced')\n")
+    (root / "config/config.yaml").touch()
+    before = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "tables/derived/table8_accounting.csv"],
+                          cwd=root, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(root / "src")})
+    assert done.returncode != 0
+    assert "kvwall: a job failed; 3 artifact(s) it would have replaced are kept as they were" in done.stderr
+    after = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
+    assert after == before
