@@ -212,6 +212,22 @@ def file_hashes(root: Path) -> dict[str, str]:
         ("workloads.yaml", "device: b200", "device: b300", "config/workloads.yaml: evaluation.device: device 'b300' does not exist"),
         ("config.yaml", "config_dir: config\n", "config_dir: config\nconfig_dir: config\n",
          "config/config.yaml: config_dir: given twice (lines 3 and 4)"),
+        # checked only inside jobs before: tiers.yaml, measure.yaml and the references across files
+        ("tiers.yaml", "tier_fraction: {value: 0.025,", "tier_fraction: {value: 2.5,",
+         "config/tiers.yaml: scenarios."),
+        ("measure.yaml", "model: qwen2.5-7b", "model: qwen2.5-8b", "config/measure.yaml: model: model 'qwen2.5-8b'"),
+        # overflow after conversion, and a unit of the wrong dimension
+        ("devices.yaml", "value: 3.35, unit: TB/s", "value: 1e300, unit: TB/s",
+         "config/devices.yaml: devices.h100-sxm.hbm_bandwidth.value: 1e+300 TB/s is out of range"),
+        # semantic gaps: "all" where one model is meant, an id ending in a newline
+        ("config.yaml", "table8: {model: llama-3-70b}", "table8: {model: all}",
+         "config/config.yaml: tables.table8.model: 'all' does not exist"),
+        ("links.yaml", "  nvlink-4:\n", '  "nvlink-4\\n":\n', "config/links.yaml: links.'nvlink-4\\n': "),
+        # hostile files: an alias, a complex key, a YTE template in the workflow config
+        ("links.yaml", "  nvlink-4:\n", "  nvlink-4: &n\n", "config/links.yaml: line "),
+        ("models.yaml", "models:\n", "? [a, b]\n: 1\nmodels:\n", "config/models.yaml: (top level) (line "),
+        ("config.yaml", "config_dir: config\n", "__use_yte__: true\nconfig_dir: config\n",
+         "config/config.yaml: __use_yte__: a template key"),
     ],
 )
 def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, new, message):
@@ -230,4 +246,18 @@ def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, ne
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith(f"kvwall: bad input: {message}"), done.stderr
     assert done.stdout == "", done.stdout
+    assert file_hashes(root) == before
+
+
+def test_a_missing_required_file_stops_the_workflow(tmp_path):
+    """Deleting config/tiers.yaml used to drop the jobs that read it and exit 0."""
+    root = workflow_copy(tmp_path)
+    (root / "config" / "tiers.yaml").unlink()
+    before = file_hashes(root)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--forceall", "--directory", str(root), "--snakefile", str(root / "Snakefile")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == ["kvwall: bad input: config/tiers.yaml: (top level): file not found"]
     assert file_hashes(root) == before

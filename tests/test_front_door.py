@@ -6,6 +6,8 @@ the workflow cases run Snakemake on a temporary copy of the repository and check
 traceback is shown, and that every committed file is as it was.
 """
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from kvwall.cli.front_door import check_inputs
+from kvwall.cli.main import main
 from kvwall.inputs.loader import SpecError, read_yaml
 from kvwall.inputs.reader import MAX_BYTES, read_json, refuse_templates
 from kvwall.render import markdown_escape
@@ -71,13 +74,11 @@ def test_cross_file_references_are_checked_first(root, file, old, new, key):
 
 
 def test_every_device_has_the_compute_precision(root):
-    text = Path("config/devices.yaml").read_text(encoding="utf-8")
-    device = "h100-sxm"
-    start = text.index(f"  {device}:")
-    block = text[start:text.index("\n  ", start + 3 + len(device))]
-    line = next(line for line in text[start:].splitlines() if line.strip().startswith("bf16:"))
-    error = refused("config/devices.yaml", line + "\n", "")
-    assert error.key == f"devices.{device}.dense_flops" and block
+    path = Path("config/assumptions.yaml")
+    path.write_text(path.read_text().replace("compute_precision:\n    value: bf16", "compute_precision:\n    value: fp16"))
+    error = refused("config/devices.yaml", "devices:", "devices:")
+    assert (error.key, error.reason) == ("devices.h100-sxm.dense_flops",
+                                         "no 'fp16' rate, the compute_precision of config/assumptions.yaml")
 
 
 @pytest.mark.parametrize("file", ["config/tiers.yaml", "config/measure.yaml", "config/paper/printed.yaml"])
@@ -234,3 +235,25 @@ def test_a_failed_job_changes_no_committed_artifact(tmp_path):
     assert "kvwall: a job failed; 3 artifact(s) it would have replaced are kept as they were" in done.stderr
     after = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
     assert after == before
+
+
+# ---- the command line: contexts and batches checked as the files are -----------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["footprint", "--model", "llama-3-70b", "--context", "inf"], "kvwall: --context 'inf': must be a whole number of tokens, at most 1e+12"),
+    (["footprint", "--model", "llama-3-70b", "--context", "1e400"], "kvwall: --context '1e400': must be a whole number of tokens, at most 1e+12"),
+    (["footprint", "--model", "llama-3-70b", "--context", "0.5"], "kvwall: --context '0.5': must be a whole number of tokens, at most 1e+12"),
+    (["crossover", "--model", "llama-3-70b", "--device", "b200", "--batch", "9" * 400], "must be at most 1e+15"),
+])
+def test_command_line_numbers_are_bounded(capsys, argv, message):
+    with pytest.raises(SystemExit) if argv[0] == "crossover" else contextlib.nullcontext():  # argparse exits
+        status = main([*argv, "--config", str(REPO / "config")])
+        assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_json_answers_are_strict_json(capsys):
+    assert main(["regime", "--model", "llama-3-70b", "--device", "b200", "--batch", "32", "--context", "128k", "--json",
+                 "--config", str(REPO / "config")]) == 0
+    json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"{name} in JSON output"))

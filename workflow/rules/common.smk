@@ -59,32 +59,6 @@ if workflow.is_main_process:
 # put back from there (README, "Bad input").
 KEPT = ".snakemake/kvwall-kept"
 
-
-def keep_artifacts(paths):
-    shutil.rmtree(KEPT, ignore_errors=True)
-    for path in paths:
-        if os.path.isfile(path):
-            os.makedirs(os.path.join(KEPT, os.path.dirname(path)), exist_ok=True)
-            os.link(path, os.path.join(KEPT, path))
-
-
-def restore_artifacts():
-    restored = 0
-    for folder, _, files in os.walk(KEPT):
-        for name in files:
-            kept = os.path.join(folder, name)
-            path = os.path.relpath(kept, KEPT)
-            if not os.path.exists(path):
-                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-                os.link(kept, path)
-                restored += 1
-    if restored:
-        print(
-            f"kvwall: a job failed; {restored} artifact(s) it would have replaced are kept as they were (see logs/)",
-            file=sys.stderr,
-        )
-
-
 SPEC_INPUTS = sorted(path for name, path in CATALOG.files.items() if name != "reported")
 # The kvwall code a job reads: the import closure of its script or notebook (kvwall.sources), plus any module it
 # imports by name. A change to one module reruns exactly the jobs that import it; tests/test_rule_inputs.py checks the
@@ -97,8 +71,27 @@ REPORTED_INPUTS = sorted(glob.glob(f"{CATALOG.files['reported']}/*.yaml"))
 
 
 onstart:
-    keep_artifacts(rules.all.input)
+    # The temporary file of a write that a kill interrupted (kvwall.render.replace_atomically) is never an artifact.
+    for folder in {os.path.dirname(path) for path in rules.all.input}:
+        for partial in glob.glob(os.path.join(folder, ".*.partial")):
+            os.remove(partial)
+    shutil.rmtree(KEPT, ignore_errors=True)
+    for path in filter(os.path.isfile, rules.all.input):
+        os.makedirs(os.path.join(KEPT, os.path.dirname(path)), exist_ok=True)
+        os.link(path, os.path.join(KEPT, path))
 
 
 onerror:
-    restore_artifacts()
+    restored = 0
+    for folder, _, names in os.walk(KEPT):
+        for kept in (os.path.join(folder, name) for name in names):
+            path = os.path.relpath(kept, KEPT)
+            if not os.path.exists(path):
+                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                os.link(kept, path)
+                restored += 1
+    if restored:
+        print(
+            f"kvwall: a job failed; {restored} artifact(s) it would have replaced are kept as they were (see logs/)",
+            file=sys.stderr,
+        )

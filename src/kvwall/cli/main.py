@@ -19,7 +19,7 @@ from pathlib import Path
 from kvwall.cli import advice, answers, benchmark
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
-from kvwall.inputs.loader import SpecError, load_catalog, load_user_specs
+from kvwall.inputs.loader import LARGEST, SpecError, load_catalog, load_user_specs
 from kvwall.measure import command as measure_command
 from kvwall.units import DTYPE_BYTES, UnitError, parse_tokens
 
@@ -39,13 +39,15 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    if value > LARGEST["count"]:
+        raise argparse.ArgumentTypeError(f"{text[:20]!r}{'...' if len(text) > 20 else ''} must be at most {LARGEST['count']:g}")
     return value
 
 
 def _points(text: str) -> int:
     try:
         value = int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of points (examples: 1000000, 1e6)") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
@@ -90,9 +92,12 @@ def _context(args: argparse.Namespace, catalog: Catalog) -> tuple[float, str]:
     """The context in tokens, and how it was read (the size of a 'k' is an assumption)."""
     k = catalog.assumptions.tokens_per_k
     try:
-        return parse_tokens(args.context, k=k), f"--context {args.context}, 1k = {k:g} tokens (assumption tokens_per_k)"
+        context = parse_tokens(args.context, k=k)
     except UnitError as err:
         raise CommandError(f"--context: {err}") from None
+    if not context <= LARGEST["tokens"] or context != int(context):
+        raise CommandError(f"--context {args.context[:20]!r}: must be a whole number of tokens, at most {LARGEST['tokens']:g}")
+    return context, f"--context {args.context}, 1k = {k:g} tokens (assumption tokens_per_k)"
 
 
 # ---- formatting ------------------------------------------------------------------------------------------------
@@ -123,7 +128,10 @@ def _line(label: str, q: answers.Quantity) -> str:
 
 
 def _json(obj) -> None:
-    print(json.dumps(obj, indent=2, default=lambda o: asdict(o)))
+    try:
+        print(json.dumps(obj, indent=2, default=lambda o: asdict(o), allow_nan=False))  # strict JSON: no Infinity, NaN
+    except ValueError:
+        raise CommandError("an answer is not a finite number and cannot be written as JSON") from None
 
 
 # ---- subcommands -----------------------------------------------------------------------------------------------
