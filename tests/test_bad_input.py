@@ -261,3 +261,13 @@ def test_a_missing_required_file_stops_the_workflow(tmp_path):
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == ["kvwall: bad input: config/tiers.yaml: (top level): file not found"]
     assert file_hashes(root) == before
+
+
+def test_a_checkout_path_with_a_space_is_refused(tmp_path):
+    (tmp_path / "with space").mkdir()
+    root = workflow_copy(tmp_path / "with space")
+    before = file_hashes(root)
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1].startswith("kvwall: the checkout path ") and "Traceback" not in done.stderr
+    assert file_hashes(root) == before

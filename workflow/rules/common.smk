@@ -34,6 +34,12 @@ except SpecError as error:
 
 CATALOG, SELECTIONS = INPUTS.catalog, INPUTS.selections
 
+# Snakemake runs a script job through a shell command line that a space in the checkout path splits.
+if " " in os.getcwd():
+    sys.exit(
+        f"kvwall: the checkout path {os.getcwd()!r} contains a space, where Snakemake cannot run script jobs; move it"
+    )
+
 # One build at a time: a build holds an exclusive lock on BUILD_LOCK while it runs (the kernel drops it when the
 # process ends, however it ends), so a second build says so in one line, and Snakemake's own locks found while
 # no build holds it were left by a killed one and are removed.
