@@ -84,7 +84,10 @@ onstart:
     shutil.rmtree(KEPT, ignore_errors=True)
     for path in filter(os.path.isfile, rules.all.input):
         os.makedirs(os.path.join(KEPT, os.path.dirname(path)), exist_ok=True)
-        os.link(path, os.path.join(KEPT, path))
+        try:
+            os.link(path, os.path.join(KEPT, path))
+        except OSError:  # a file system without hard links
+            shutil.copy2(path, os.path.join(KEPT, path))
 
 
 onerror:
@@ -94,7 +97,7 @@ onerror:
             path = os.path.relpath(kept, KEPT)
             if not os.path.exists(path):
                 os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-                os.link(kept, path)
+                shutil.copy2(kept, path)
                 restored += 1
     if restored:
         print(
