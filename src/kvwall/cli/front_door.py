@@ -70,32 +70,33 @@ def _check_catalog(catalog: Catalog) -> None:
                             f"no {precision!r} rate, the compute_precision of {catalog.files['assumptions']}")
 
 
-def _reported(reported: Mapping[str, Reported], value_id: str, dimension: str | None, named_by: str) -> None:
-    """``value_id`` is reported, as a text (dimension None), or as a number of ``dimension`` ("any": either)."""
+#: A reported value read as a quoted text, or as a number of any dimension.
+TEXT, ANY = "text", "any"
+
+
+def _reported(reported: Mapping[str, Reported], value_id: str, kind: str, file: str, key: str) -> None:
+    """``value_id`` is reported (as a text, as a number of the dimension ``kind``, or as ANY); ``file`` and ``key``
+    name what asks for it."""
     if value_id not in reported:
-        file, key = named_by.split(": ") if ": " in named_by else (named_by, value_id)
         raise SpecError(file, key, f"names {value_id!r}, which no file of config/reported/ gives")
     value = reported[value_id]
-    if dimension == "any":
-        return
-    if dimension is None:
-        if value.text is None:
-            raise SpecError(value.file, f"values.{value_id}", "must be a quoted text")
-    elif value.value is None or dimension_of(value.unit) != dimension:
-        raise SpecError(value.file, f"values.{value_id}.unit", f"unit {value.unit!r} does not measure {dimension}")
+    if kind == TEXT and value.text is None:
+        raise SpecError(value.file, f"values.{value_id}", "must be a quoted text")
+    if kind not in (TEXT, ANY) and (value.value is None or dimension_of(value.unit) != kind):
+        raise SpecError(value.file, f"values.{value_id}.unit", f"unit {value.unit!r} does not measure {kind}")
 
 
-def _check_reported(reported: Mapping[str, Reported], measure: MeasureConfig) -> None:
+def _check_reported(reported: Mapping[str, Reported], measure: MeasureConfig, folder: str) -> None:
     """The reported values the measured figure and CANONICAL-NUMBERS §1 read, present and of the right dimension."""
     platform = measure.reported_platform
-    _reported(reported, f"{platform}.platform", None, f"{measure.file}: reported.platform")
-    _reported(reported, f"{platform}.copy-bandwidth", "bytes/s", f"{measure.file}: reported.platform")
+    _reported(reported, f"{platform}.platform", TEXT, measure.file, "reported.platform")
+    _reported(reported, f"{platform}.copy-bandwidth", "bytes/s", measure.file, "reported.platform")
     for value_id in PLATFORM_IDS:
-        _reported(reported, value_id, "any", "config/reported")
+        _reported(reported, value_id, ANY, folder, f"values.{value_id}")
     for fit in dict.fromkeys((*measure.reported_fits, *FITS)):
-        _reported(reported, f"fit.{fit}.framework", None, f"{measure.file}: reported.fits")
+        _reported(reported, f"fit.{fit}.framework", TEXT, measure.file, "reported.fits")
         for field, _ in FIT_FIELDS:
-            _reported(reported, f"fit.{fit}.{field}", FIT_DIMENSIONS[field], f"{measure.file}: reported.fits")
+            _reported(reported, f"fit.{fit}.{field}", FIT_DIMENSIONS[field], measure.file, "reported.fits")
 
 
 def _check_printed(path: Path, catalog: Catalog, selections: dict) -> None:
@@ -135,7 +136,7 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
         raise SpecError(catalog.files["reported"], "", "no reported values (*.yaml) found")
     tiers = load_tiers(config_dir / TIERS_FILE, catalog)
     measure = {mode: load_measure_config(config_dir / MEASURE_FILE, catalog, mode) for mode in MODES}
-    _check_reported(reported, measure["full"])
+    _check_reported(reported, measure["full"], catalog.files["reported"])
     records = tuple(sorted(str(p) for p in Path(records_dir).glob("*.json")))
     for record in records:
         read_json(record)  # refuses special and oversized files before the record reader opens them

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvwall.inputs.loader import SpecError, read_yaml, validate
-from kvwall.units import UnitError, to_base
+from kvwall.inputs.loader import SpecError, checked_base, read_yaml, validate
 
 
 @dataclass(frozen=True)
@@ -25,13 +24,6 @@ class Reported:
     source: str
     note: str
     file: str
-
-
-def _base(value: float, unit: str, file: str, key: str) -> float:
-    try:
-        return to_base(value, unit)
-    except UnitError as err:
-        raise SpecError(file, f"{key}.unit", str(err)) from None
 
 
 def load_reported(folder: str | Path = "config/reported") -> dict[str, Reported]:
@@ -49,7 +41,7 @@ def load_reported(folder: str | Path = "config/reported") -> dict[str, Reported]
             number = entry.get("value")
             values[value_id] = Reported(
                 id=value_id,
-                value=None if number is None else _base(number, entry["unit"], str(path), key),
+                value=None if number is None else checked_base(number, entry["unit"], None, path, key),
                 given=number,
                 unit=entry.get("unit", ""),
                 text=entry.get("text"),
