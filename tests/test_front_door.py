@@ -10,8 +10,10 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -257,3 +259,37 @@ def test_json_answers_are_strict_json(capsys):
     assert main(["regime", "--model", "llama-3-70b", "--device", "b200", "--batch", "32", "--context", "128k", "--json",
                  "--config", str(REPO / "config")]) == 0
     json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"{name} in JSON output"))
+
+
+def test_a_killed_build_recovers_on_a_plain_rerun(tmp_path):
+    """A second build while one runs says so in one line; after a kill, a plain rerun removes the stale lock in one
+    line, reruns the interrupted job and leaves every committed artifact as it was."""
+    root = repository_copy(tmp_path)
+    module = root / "src/kvwall/tables/accounting.py"
+    original = module.read_text()
+    module.write_text(original + "\nimport time\n\ntime.sleep(600)\n")  # the job hangs when it imports its builder
+    before = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    target = ["tables/derived/table8_accounting.csv"]
+    build = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", *target], cwd=root, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (root / "logs/tables/derived/table8_accounting.log").exists() and not list((root / ".snakemake").glob("incomplete/*")):
+            assert time.monotonic() < deadline and build.poll() is None, "the build did not start its job"
+            time.sleep(0.2)
+        second = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", *target], cwd=root, env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert second.returncode != 0
+        assert second.stderr.strip().splitlines()[-1] == (
+            "kvwall: another build holds this directory (.snakemake/kvwall-build.lock); wait for it to finish")
+    finally:
+        os.killpg(build.pid, signal.SIGKILL)
+        build.wait()
+    module.write_text(original)
+    rerun = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", *target], cwd=root, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "kvwall: removed the lock of a build that was killed (.snakemake/locks)" in rerun.stderr.splitlines()
+    after = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
+    assert after == before
