@@ -62,7 +62,7 @@ def _bar_label(catalog: Catalog, model_id: str, per_token: float) -> str:
 
 def _fit_labels(axis, labels, values) -> None:
     """Widen the x range until every bar label ends inside the axes: x_max >= v / (1 - label width / axes width)."""
-    renderer = axis.figure._get_renderer()  # noqa: SLF001 - the renderer of the settled layout
+    renderer = axis.figure._get_renderer()  # the renderer of the settled layout
     frame = axis.get_window_extent(renderer).width
     needed = [v / (1 - (label.get_window_extent(renderer).width + 8) / frame) for label, v in zip(labels, values)]
     axis.set_xlim(0, max(max(needed), max(values) * 1.1))

@@ -45,10 +45,10 @@ def _shown(text: Text) -> bool:
 
 
 def _tick_labels(ax: Axes) -> Iterator[Text]:
-    for axis in ax._axis_map.values():  # noqa: SLF001 - the axes' own axes (x, y), secondary ones included
+    for axis in ax._axis_map.values():  # the axes' own axes (x, y), secondary ones included
         if not axis.get_visible():
             continue
-        for tick in axis._update_ticks():  # noqa: SLF001 - the ticks inside the view limits, as drawn
+        for tick in axis._update_ticks():  # the ticks inside the view limits, as drawn
             yield from (label for label in (tick.label1, tick.label2) if label.get_visible())
 
 
@@ -61,7 +61,7 @@ def boxes(figure: Figure, renderer) -> list[Box]:
                 found.append(Box(f"text {text.get_text()!r}", text.get_window_extent(renderer), ax))
         for legend in (child for child in ax.get_children() if isinstance(child, Legend) and child.get_visible()):
             found.append(Box("legend of an axes", legend.get_window_extent(renderer), ax))
-        outside = [ax.title, ax._left_title, ax._right_title]  # noqa: SLF001 - the three titles matplotlib keeps
+        outside = [ax.title, ax._left_title, ax._right_title]  # the three titles matplotlib keeps
         if ax.axison:
             outside += [ax.xaxis.label, ax.yaxis.label, *_tick_labels(ax)]
         found += [Box(f"label {t.get_text()!r}", t.get_window_extent(renderer), None) for t in outside if _shown(t)]
@@ -125,7 +125,7 @@ def _axes_name(ax: Axes) -> str:
 
 def collisions(figure: Figure) -> list[str]:
     """Every breach of the label rule in a laid-out figure, one line each; empty when there is none."""
-    renderer = figure._get_renderer()  # noqa: SLF001 - the renderer the layout was made with
+    renderer = figure._get_renderer()  # the renderer the layout was made with
     found = boxes(figure, renderer)
     page = figure.bbox
     all_axes = [(ax, ax.get_window_extent(renderer)) for ax in _all_axes(figure)]
@@ -149,7 +149,7 @@ def place(label: Annotation, candidates: Sequence[tuple[float, float, str, str]]
     ``anchors`` in turn, at which it stays inside its axes, keeps MIN_GAP from ``keep_clear`` and the legend and
     crosses no line, marker, edge or hatching; back to the first candidate if none does. Call on a settled figure.
     True if a clear position was found."""
-    ax, renderer = label.axes, label.figure._get_renderer()  # noqa: SLF001 - the renderer the layout was made with
+    ax, renderer = label.axes, label.figure._get_renderer()  # the renderer the layout was made with
     frame = ax.get_window_extent(renderer)
     others = [t.get_window_extent(renderer) for t in keep_clear if t is not label and _shown(t)]
     legend = ax.get_legend()
@@ -187,7 +187,7 @@ AROUND = tuple(
 
 def wrap_to_width(text: Text, width: float) -> None:
     """Break ``text`` between words so that no line is wider than ``width`` (a fraction of its axes' width)."""
-    renderer = text.figure._get_renderer()  # noqa: SLF001 - the renderer the layout is made with
+    renderer = text.figure._get_renderer()  # the renderer the layout is made with
     limit = width * text.axes.get_window_extent(renderer).width
     lines: list[str] = []
     for word in " ".join(text.get_text().split()).split(" "):
