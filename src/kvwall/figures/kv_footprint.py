@@ -77,8 +77,8 @@ def draw(inputs: FigureInputs) -> Figure:
     palette = colors(model_ids)
     dtype = catalog.assumptions.kv_dtype.upper()
 
-    fig = new_figure(10.0, max(3.9, 0.36 * len(model_ids) + 0.7), FIGURES["fig1_kv_footprint"].evidence)
-    bars, lines = fig.subplots(1, 2, width_ratios=(1, 1.25))
+    fig = new_figure(11.0, max(3.9, 0.36 * len(model_ids) + 0.7), FIGURES["fig1_kv_footprint"].evidence)
+    bars, lines = fig.subplots(1, 2, width_ratios=(1.1, 1))
 
     names = [f"{catalog.models[m].name} ({catalog.models[m].attention.label})" for m in model_ids]
     values = [per_token[m] / 1e6 for m in model_ids]
