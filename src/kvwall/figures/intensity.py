@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.inputs.catalog import Catalog
+from kvwall.figures import FIGURES
 from kvwall.figures.inputs import FigureInputs
-from kvwall.figures.style import colors, new_figure, ordered_colors, token_axis
+from kvwall.figures.style import colors, new_figure, ordered_colors, settle, token_axis
+from kvwall.inputs.catalog import Catalog
 from kvwall.model.roofline import arithmetic_intensity, intensity_long_context_limit, ridge_point
 from kvwall.inputs.specs import Model
 from kvwall.units import dtype_bytes
@@ -44,15 +45,13 @@ def draw(inputs: FigureInputs) -> Figure:
     device_ids = list(inputs.selections["table3_devices"])
     curves, floor_values, ridge_values = intensity_curves(catalog, model, batches), floors(model), ridges(catalog, device_ids)
 
-    fig = new_figure(8.6, 4.6)
+    fig = new_figure(8.6, 4.6, FIGURES["fig2_arithmetic_intensity"].evidence)
     ax = fig.subplots()
     batch_colors = ordered_colors(batches)
     for b in batches:
         ax.plot(CONTEXTS, curves[b], color=batch_colors[b], label=f"AI(s, b={b})")
-    for fmt, label in FLOOR_FORMATS.items():
+    for fmt in FLOOR_FORMATS:
         ax.axhline(floor_values[fmt], color="#555555", linestyle=":", linewidth=0.9, gid=f"floor {fmt}")
-        ax.annotate(f"{label} floor 2g/w_kv = {floor_values[fmt]:g}", (CONTEXTS[-1], floor_values[fmt]),
-                    xytext=(-2, 1.5), textcoords="offset points", ha="right", va="bottom", fontsize=6.5, color="#555555")
     device_colors = colors(device_ids)
     for d in device_ids:
         ax.axhline(ridge_values[d], color=device_colors[d], linestyle="--", linewidth=0.9, gid=f"ridge {d}",
@@ -61,9 +60,15 @@ def draw(inputs: FigureInputs) -> Figure:
     ax.set_yscale("log")
     token_axis(ax.xaxis)
     ax.set_ylim(0.5, 800)
+    floor_axis = ax.secondary_yaxis("right")  # the floors named beside the axes, where no curve runs through them
+    floor_axis.set_yticks([floor_values[f] for f in FLOOR_FORMATS],
+                          labels=[f"{label} floor 2g/w_kv = {floor_values[f]:g}" for f, label in FLOOR_FORMATS.items()],
+                          minor=False)
+    floor_axis.set_yticks([], minor=True)
+    floor_axis.tick_params(labelsize=6.5, labelcolor="#555555")
     ax.set_xlabel("context length s (tokens)")
     ax.set_ylabel("arithmetic intensity (FLOP/B)")
     ax.set_title(f"{model.name}: decode intensity falls to 2g/w_kv, far below every ridge "
                  f"({catalog.assumptions.weight_dtype.upper()} weights, {catalog.assumptions.kv_dtype.upper()} KV)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper")
+    return settle(fig)

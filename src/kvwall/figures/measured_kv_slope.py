@@ -16,7 +16,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.figures.style import EVIDENCE_COLORS, colors, new_figure
+from kvwall.figures.layout import place
+from kvwall.figures.style import EVIDENCE_COLORS, colors, new_figure, settle
 from kvwall.inputs.reported import Reported
 from kvwall.units import GB, GiB, to_base
 
@@ -25,6 +26,8 @@ MEASURED_COLOR = "#1b7837"
 #: Colour of the compute-ceiling mark, apart from the grey copy-bound mark.
 COMPUTE_BOUND_COLOR = "#b2182b"
 _MS_PER_GIB = to_base(1.0, "ms/GiB")
+#: Where a slope's label may go, in order: above it, above and to either side, below it.
+SLOPE_LABEL_AT = ((0, 7, "center", "bottom"), (5, 7, "left", "bottom"), (-5, 7, "right", "bottom"), (0, -7, "center", "top"))
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ def _fit_panel(ax, record: dict, device: str, entry: dict) -> None:
     ax.set_title(f"measured: {_device_label(record, device, entry)}", loc="left")
     ax.set_xlabel(f"KV read per step (GiB; {model['name']}, {sweep['layers']} of {model['n_layers']} layers, {entry['dtype']})")
     ax.set_ylabel("decode attention step (ms)")
-    ax.set_xlim(0.0, top * 1.05)
+    ax.set_xlim(-top * 0.04, top * 1.05)  # the first x label clear of the first y label
     ax.set_ylim(0.0, 1.3 * max(max(p["times_s"]) for k in entry["kernels"].values() for p in k["points"]) * 1e3)
     ax.legend(loc="upper left")
 
@@ -115,7 +118,7 @@ def _slope_panel(ax, rows: Sequence[SlopeRow]) -> None:
         if row.compute_bound is not None:
             ax.plot(row.compute_bound, position, "|", ms=12, mew=1.6, color=COMPUTE_BOUND_COLOR)
         ax.annotate(f"{row.slope:.2f} ms/GiB ({row.evidence})", (row.slope, position), textcoords="offset points",
-                    xytext=(0, 7), ha="center", fontsize=6.5, color=color)
+                    xytext=(0, 7), ha="center", fontsize=6.5, color=color, gid="slope label")
     ax.plot([], [], "o", color=MEASURED_COLOR, label="measured here (95% CI)")
     ax.plot([], [], "D", mfc="white", mec=EVIDENCE_COLORS["reported"], label="reported (GB10)")
     ax.plot([], [], "|", ms=10, mew=1.6, color="#555555", label="copy bound of that platform: 1 GiB / copy bandwidth")
@@ -127,7 +130,8 @@ def _slope_panel(ax, rows: Sequence[SlopeRow]) -> None:
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("KV slope b (ms/GiB, log scale); lower is faster")
     ax.set_title("KV slopes: measured here and reported", loc="left")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=1)
+    ax.set_xlim(min(min(r.slope, r.copy_bound) for r in rows) / 1.6, max(r.slope for r in rows) * 3)
+    ax.figure.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
     ax.grid(axis="y", visible=False)
 
 
@@ -135,11 +139,13 @@ def kv_slope_figure(records: Sequence[tuple[str, dict]], reported: Mapping[str, 
                     fits: Sequence[str]) -> Figure:
     """Fit panels for every (record, device), then the slope panel."""
     panels = [(record, device, entry) for _, record in records for device, entry in record["devices"].items()]
-    figure = new_figure(4.6 * (len(panels) + 1), 4.2)
+    figure = new_figure(4.6 * (len(panels) + 1), 4.2, "measured, reported")
     axes = figure.subplots(1, len(panels) + 1, squeeze=False)[0]
     for ax, (record, device, entry) in zip(axes, panels):
         _fit_panel(ax, record, device, entry)
     _slope_panel(axes[-1], measured_rows(records) + reported_rows(reported, platform, fits))
-    figure.draw_without_rendering()  # lay out once, then freeze: every later save has the same geometry
-    figure.set_layout_engine("none")
+    settle(figure)
+    labels = [text for text in axes[-1].texts if text.get_gid() == "slope label"]
+    for label in labels:
+        place(label, SLOPE_LABEL_AT, keep_clear=labels)
     return figure

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from kvwall.inputs.catalog import Catalog
+from kvwall.figures import FIGURES
 from kvwall.figures.inputs import FigureInputs
-from kvwall.figures.style import colors, new_figure
+from kvwall.figures.style import colors, new_figure, settle
+from kvwall.inputs.catalog import Catalog
 from kvwall.formats import mega
 from kvwall.model.roofline import pinned_bandwidth, striped_bandwidth, token_rate_ceiling
 from kvwall.inputs.specs import Device
@@ -26,7 +27,7 @@ def _layout_label(device: Device, layout: str) -> str:
     if device.partitions == 1:
         return "monolithic"
     if layout == "striped" and device.die_to_die_bandwidth is None:
-        return "striped (upper bound)"
+        return "striped\n(upper bound)"
     return layout
 
 
@@ -47,7 +48,8 @@ def draw(inputs: FigureInputs) -> Figure:
     palette = colors(device_ids)
     label_millions = mega(1)
 
-    fig = new_figure(7.4, 3.8)
+    bar_count = sum(len(layouts(catalog.devices[d])) for d in device_ids)
+    fig = new_figure(max(7.4, 1.05 * bar_count + 1.0), 3.8, FIGURES["fig6_placement"].evidence)
     ax = fig.subplots()
     names, values, bar_colors, hatches = [], [], [], []
     for d in device_ids:
@@ -72,4 +74,4 @@ def draw(inputs: FigureInputs) -> Figure:
     ax.grid(axis="x", visible=False)
     ax.set_title(f"{catalog.model.name}, {catalog.assumptions.kv_dtype.upper()} KV: long-context token-rate ceiling by "
                  "page placement")
-    return fig
+    return settle(fig)

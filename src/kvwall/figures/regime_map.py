@@ -9,13 +9,16 @@ batch outgrows one device and is sharded (SoK Table 5 caption), staying in its t
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import ScalarFormatter
 
-from kvwall.inputs.catalog import Catalog
+from kvwall.figures import FIGURES
 from kvwall.figures.inputs import FigureInputs
-from kvwall.figures.style import REGIME_COLORS, new_figure, token_axis
+from kvwall.figures.layout import AROUND, place
+from kvwall.figures.style import REGIME_COLORS, new_figure, settle, token_axis
+from kvwall.inputs.catalog import Catalog
 from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND, capacity_crossover, traffic_crossover
 from kvwall.model.roofline import resident_weight_bytes, step_weight_bytes
 from kvwall.inputs.specs import Device, Model
@@ -24,8 +27,17 @@ from kvwall.inputs.specs import Device, Model
 BATCHES = np.geomspace(1, 256, 41)
 CONTEXT_RANGE = (1e2, 1e7)
 
-#: Where each regime is named: the fraction along the batch axis, away from the workload markers at 128k.
-_LABEL_AT = {WEIGHT_BOUND: 0.22, KV_BOUND: 0.8, CAPACITY_BOUND: 0.5}
+#: Where along the batch axis a regime's name is tried, in order (fractions of the drawn batches).
+_LABEL_AT = (0.5, 0.3, 0.7, 0.15, 0.85, 0.4, 0.6)
+
+#: The tint that marks where a batch outgrows one device (sharded), over the regime's own colour.
+SHARDED = {"facecolor": "#000000", "alpha": 0.13}
+
+
+def _tinted(color: str) -> str:
+    """A regime colour under the sharded tint, as the panels show it."""
+    rgb = np.asarray(to_rgb(color)) * (1 - SHARDED["alpha"]) + np.asarray(to_rgb(SHARDED["facecolor"])) * SHARDED["alpha"]
+    return to_hex(rgb)
 
 
 def crossovers(catalog: Catalog, model: Model, device: Device, batches=BATCHES) -> dict[str, np.ndarray]:
@@ -51,15 +63,20 @@ def _regions(bounds: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.nd
     return {WEIGHT_BOUND: (np.full_like(s_cap, low), kv_floor), KV_BOUND: (kv_floor, s_cap), CAPACITY_BOUND: (s_cap, np.full_like(s_cap, high))}
 
 
-def _label_regions(ax, regions: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-    """Name each regime inside its band, where the band is wide enough (in decades of context) to hold the name."""
+def _region_labels(ax, regions: dict[str, tuple[np.ndarray, np.ndarray]]) -> list:
+    """Each regime's name, at the middle (in decades of context) of its band; placed later by _place_labels."""
+    labels = []
     for name, (lower, upper) in regions.items():
-        i = int(_LABEL_AT[name] * (len(BATCHES) - 1))
-        if np.log10(upper[i] / lower[i]) < 0.5:
-            continue
-        y = upper[i] / 2.5 if name == CAPACITY_BOUND else np.sqrt(lower[i] * upper[i])
-        ax.text(BATCHES[i], y, name, fontsize=6.5, ha="center", va="top" if name == CAPACITY_BOUND else "center",
-                color="#333333", style="italic")
+        anchors = []
+        for fraction in _LABEL_AT:
+            i = int(fraction * (len(BATCHES) - 1))
+            if upper[i] > lower[i]:
+                anchors.append((BATCHES[i], float(np.sqrt(lower[i] * upper[i]))))
+        if anchors:
+            label = ax.annotate(name, anchors[0], xytext=(0, 0), textcoords="offset points", fontsize=6.5, ha="center",
+                                va="center", color="#333333", style="italic")
+            labels.append((label, anchors))
+    return labels
 
 
 def _workload_groups(catalog: Catalog) -> dict[tuple[int, float], list[str]]:
@@ -70,7 +87,9 @@ def _workload_groups(catalog: Catalog) -> dict[tuple[int, float], list[str]]:
     return groups
 
 
-def _panel(ax, catalog: Catalog, model: Model, device: Device) -> None:
+def _panel(ax, catalog: Catalog, model: Model, device: Device) -> tuple[list, list]:
+    """Draw one panel; return its workload labels and its region labels (with their candidate anchors), to place."""
+    region_labels: list = []
     bounds = crossovers(catalog, model, device)
     regions = _regions(bounds)
     for name, (lower, upper) in regions.items():
@@ -79,31 +98,46 @@ def _panel(ax, catalog: Catalog, model: Model, device: Device) -> None:
     if bounds["capacity"][0] > 0:
         low, s_cap = CONTEXT_RANGE[0], bounds["capacity"]
         sharded_from = np.clip(bounds["batch_capacity"], low, s_cap)
-        ax.fill_between(BATCHES, sharded_from, s_cap, facecolor="none", edgecolor="#555555", hatch="..", linewidth=0,
-                        gid=f"sharded {model.id} {device.id}")
+        ax.fill_between(BATCHES, sharded_from, s_cap, linewidth=0, gid=f"sharded {model.id} {device.id}", **SHARDED)
         ax.plot(BATCHES, s_cap, color="black", linestyle="--", linewidth=1.0, gid=f"capacity {model.id} {device.id}")
         ax.plot(BATCHES, bounds["batch_capacity"], color="#555555", linestyle=":", linewidth=1.0,
                 gid=f"batch capacity {model.id} {device.id}")
-        _label_regions(ax, regions)
+        region_labels = _region_labels(ax, regions)
     else:
         ax.text(0.5, 0.3, "weights exceed HBM:\ncannot be loaded", transform=ax.transAxes, ha="center", va="center",
                 fontsize=6.5, style="italic")
+    workload_labels = []
     for (batch, context), names in _workload_groups(catalog).items():
         ax.plot(batch, context, marker="o", markersize=3.5, color="black", linestyle="none",
                 gid=f"{'+'.join(names)} {model.id} {device.id}")
-        ax.annotate(", ".join(names), (batch, context), xytext=(4, 3), textcoords="offset points", fontsize=6)
+        workload_labels.append(ax.annotate(", ".join(names), (batch, context), xytext=(4, 3), textcoords="offset points",
+                                           ha="left", va="bottom", fontsize=6))
+    return workload_labels, region_labels
+
+
+def _place_labels(workload_labels: list, region_labels: list) -> None:
+    """Workload labels first, each beside its point; then each region's name where it fits, or not at all."""
+    for label in workload_labels:
+        place(label, AROUND, keep_clear=workload_labels)
+    placed = list(workload_labels)
+    for label, anchors in region_labels:
+        if place(label, ((0, 0, "center", "center"),), keep_clear=placed, anchors=anchors):
+            placed.append(label)
+        else:
+            label.remove()
 
 
 def draw(inputs: FigureInputs) -> Figure:
     catalog = inputs.catalog
     model_ids = list(inputs.selections["table4_models"])
     device_ids = list(inputs.selections["capacity_devices"])
-    fig = new_figure(2.45 * len(device_ids) + 0.4, 2.2 * len(model_ids) + 0.7)
+    fig = new_figure(2.45 * len(device_ids) + 0.4, 2.2 * len(model_ids) + 0.7, FIGURES["fig4_regime_map"].evidence)
     axes = fig.subplots(len(model_ids), len(device_ids), sharex=True, sharey=True, squeeze=False)
+    to_place = []
     for row, m in enumerate(model_ids):
         for col, d in enumerate(device_ids):
             model, device, ax = catalog.models[m], catalog.devices[d], axes[row, col]
-            _panel(ax, catalog, model, device)
+            to_place.append(_panel(ax, catalog, model, device))
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlim(BATCHES[0] / 1.3, BATCHES[-1] * 1.3)
@@ -118,7 +152,7 @@ def draw(inputs: FigureInputs) -> Figure:
                 ax.set_ylabel("context s (tokens)")
     handles = [Patch(color=REGIME_COLORS[r], label=r) for r in (WEIGHT_BOUND, KV_BOUND, CAPACITY_BOUND)]
     handles += [
-        Patch(facecolor="none", edgecolor="#555555", hatch="..", label="batch outgrows one device: sharded"),
+        Patch(color=_tinted(REGIME_COLORS[KV_BOUND]), label="darker: batch outgrows one device, sharded"),
         axes[0, 0].plot([], [], color="black", label="traffic crossover s*(b)")[0],
         axes[0, 0].plot([], [], color="black", linestyle="--", label="capacity crossover s_cap (one sequence)")[0],
         axes[0, 0].plot([], [], color="#555555", linestyle=":", label="s_cap(b) = s_cap / b")[0],
@@ -126,4 +160,7 @@ def draw(inputs: FigureInputs) -> Figure:
     fig.legend(handles=handles, loc="outside lower center", ncols=4)
     fig.suptitle(f"Three regimes of decode ({catalog.assumptions.weight_dtype.upper()} weights, "
                  f"{catalog.assumptions.kv_dtype.upper()} KV, per device)", fontsize=9)
+    settle(fig)
+    for workload_labels, region_labels in to_place:
+        _place_labels(workload_labels, region_labels)
     return fig

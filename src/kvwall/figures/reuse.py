@@ -1,14 +1,16 @@
 """Figure 8: W4 reuse economics (SoK section 4.5): recomputing a context's KV by prefill against fetching it over
-each link, with and without the transport codec, on a log scale: fetch beats recompute by 38x to 2,100x at 128k."""
+each link, with and without the transport codec, on a log scale (dots, since a bar's length on a log axis means
+nothing): fetch beats recompute by 38x to 2,100x at 128k."""
 
 from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.inputs.catalog import Catalog
+from kvwall.figures import FIGURES
 from kvwall.figures.inputs import FigureInputs
-from kvwall.figures.style import colors, new_figure, token_axis, tokens_label
+from kvwall.figures.style import colors, id_marker, new_figure, settle, token_axis, tokens_label
+from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import kv_bytes
 from kvwall.formats import two_significant
 from kvwall.model.workloads import fetch_time, recompute_time
@@ -52,8 +54,8 @@ def draw(inputs: FigureInputs) -> Figure:
     at_w4_recompute = float(recompute_seconds(catalog, workload.context))
     at_w4_fetch = {key: float(value) for key, value in fetch_seconds(catalog, workload.context).items()}
 
-    fig = new_figure(10.0, 4.2)
-    curves, bars = fig.subplots(1, 2, width_ratios=(1.25, 1))
+    fig = new_figure(10.0, 4.2, FIGURES["fig8_reuse"].evidence)
+    curves, dots = fig.subplots(1, 2, width_ratios=(1.25, 1))
     curves.plot(CONTEXTS, recompute, color="black", linewidth=2.0, gid="recompute",
                 label=f"recompute (prefill on {catalog.device.name}, MFU {catalog.assumptions.prefill_mfu:g})")
     for (link_id, codec), seconds in fetch.items():
@@ -73,16 +75,20 @@ def draw(inputs: FigureInputs) -> Figure:
     keys = list(at_w4_fetch)
     labels = ["recompute"] + [_series_label(catalog, link, codec).replace("fetch over ", "") for link, codec in keys]
     values = [at_w4_recompute] + [at_w4_fetch[k] for k in keys]
-    drawn = bars.barh(range(len(values)), values, color=["black"] + [palette[link] for link, _ in keys],
-                      hatch=[""] + ["" if codec == 1.0 else "///" for _, codec in keys], edgecolor="white", gid="w4 seconds")
-    bars.bar_label(drawn, labels=[_seconds(v) + ("" if i == 0 else f"  ({two_significant(at_w4_recompute / v)}× faster)")
-                                  for i, v in enumerate(values)], padding=3, fontsize=6.5)
-    bars.set_yticks(range(len(values)), labels=labels)
-    bars.invert_yaxis()
-    bars.set_xscale("log")
-    bars.set_xlim(min(values) / 3, max(values) * 40)
-    bars.set_xlabel("seconds (log scale)")
-    bars.grid(axis="y", visible=False)
-    bars.set_title(f"{WORKLOAD.upper()}: reuse one {tokens_label(workload.context)}-token context")
-    return fig
+    looks = [("black", "o", True)] + [(palette[link], id_marker(link), codec == 1.0) for link, codec in keys]
+    for row, (label, value, (color, marker, filled)) in enumerate(zip(labels, values, looks)):
+        # a dot, not a bar: on a log axis a bar's length depends on where the axis starts; a dot's place does not
+        dots.plot(value, row, marker=marker, markersize=7, color=color, markerfacecolor=color if filled else "white",
+                  markeredgewidth=1.4, linestyle="none", gid=f"w4 {label}")
+        faster = "" if row == 0 else f"  ({two_significant(at_w4_recompute / value)}× faster)"
+        dots.annotate(_seconds(value) + faster, (value, row), xytext=(7, 0), textcoords="offset points", fontsize=6.5,
+                      va="center")
+    dots.set_yticks(range(len(values)), labels=labels)
+    dots.set_ylim(len(values) - 0.5, -0.5)
+    dots.set_xscale("log")
+    dots.set_xlim(min(values) / 3, max(values) * 40)
+    dots.set_xlabel("seconds (log scale; open marker: with the codec)")
+    dots.grid(axis="y", visible=False)
+    dots.set_title(f"{WORKLOAD.upper()}: reuse one {tokens_label(workload.context)}-token context")
+    return settle(fig)
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.inputs.catalog import Catalog
+from kvwall.figures import FIGURES
 from kvwall.figures.inputs import FigureInputs
-from kvwall.figures.style import colors, new_figure, tokens_label
+from kvwall.inputs.catalog import Catalog
+from kvwall.figures.layout import place
+from kvwall.figures.style import colors, new_figure, settle, tokens_label
 from kvwall.model.roofline import arithmetic_intensity, ridge_point, step_flops, step_kv_bytes, step_time, step_weight_bytes
 from kvwall.inputs.specs import Device, Workload
 
@@ -17,6 +19,10 @@ INTENSITIES = np.geomspace(0.1, 3000, 200)
 
 #: Contexts of the operating points, as multiples of the workload's context (128k: 8k ... 1M).
 CONTEXT_MULTIPLES = 2.0 ** np.arange(-4, 4)
+
+#: Where a ridge or operating-point label may go, in order: below right of its point, then around it.
+LABEL_AT = ((6, -6, "left", "top"), (3, -4, "left", "top"), (-6, 6, "right", "bottom"), (6, 6, "left", "bottom"),
+            (-6, -6, "right", "top"), (-3, -4, "right", "top"), (12, -12, "left", "top"), (-12, 12, "right", "bottom"))
 
 #: The workloads whose operating points are drawn.
 WORKLOADS = ("w1", "w2")
@@ -52,15 +58,17 @@ def draw(inputs: FigureInputs) -> Figure:
 
     columns = 2
     rows = -(-len(device_ids) // columns)
-    fig = new_figure(9.0, 3.4 * rows)
+    fig = new_figure(9.0, 3.4 * rows, FIGURES["fig3_roofline"].evidence)
     axes = fig.subplots(rows, columns, sharex=True, sharey=True, squeeze=False).ravel()
+    labels = []
     for ax, d in zip(axes, device_ids):
         device = catalog.devices[d]
-        ax.plot(INTENSITIES, roof(device, precision) / 1e12, color=device_colors[d], label="roof min(F, I·β)")
+        ax.plot(INTENSITIES, roof(device, precision) / 1e12, color=device_colors[d], label="roof min(F, I·β), device colour",
+                gid=f"roof {d}")
         ridge = ridge_point(device, precision)
-        ax.axvline(ridge, color=device_colors[d], linestyle="--", linewidth=0.8, gid=f"ridge {d}")
-        ax.annotate(f"ridge {ridge:.0f} FLOP/B", (ridge, device.dense_flops[precision] / 1e12), xytext=(3, -10),
-                    textcoords="offset points", fontsize=6.5)
+        ax.axvline(ridge, color=device_colors[d], linestyle="--", linewidth=0.8, gid=f"ridge {d}", label="ridge point I*")
+        labels.append(ax.annotate(f"ridge {ridge:.0f} FLOP/B", (ridge, device.dense_flops[precision] / 1e12), xytext=(3, -4),
+                                  textcoords="offset points", ha="left", va="top", fontsize=6.5))
         anchor = int(np.flatnonzero(CONTEXT_MULTIPLES == 1.0)[0])
         for w in WORKLOADS:
             workload = catalog.workloads[w]
@@ -71,18 +79,22 @@ def draw(inputs: FigureInputs) -> Figure:
                     label=f"{w.upper()} (b={workload.batch}), s = {span}")
             at = (points["intensity"][anchor], points["attained"][anchor] / 1e12)
             ax.plot(*at, marker="o", markersize=8, markerfacecolor="none", markeredgecolor="#d62728", linestyle="none")
-            ax.annotate(f"{w.upper()} at s = {tokens_label(workload.context)}", at, xytext=(6, -10),
-                        textcoords="offset points", fontsize=6.5, color="#d62728")
+            labels.append(ax.annotate(f"{w.upper()} at s = {tokens_label(workload.context)}", at, xytext=(6, -6),
+                                      textcoords="offset points", ha="left", va="top", fontsize=6.5, color="#d62728"))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(f"{device.name}: β = {device.hbm_bandwidth / 1e12:g} TB/s, "
                      f"F = {device.dense_flops[precision] / 1e12:g} TFLOP/s {precision.upper()}")
-        ax.legend(loc="lower right")
     for ax in axes[len(device_ids):]:
         ax.set_visible(False)
-    for ax in axes[-columns:]:
+    for ax in axes[max(0, len(device_ids) - columns):len(device_ids)]:  # the lowest panel of each column
+        ax.xaxis.set_tick_params(labelbottom=True)
         ax.set_xlabel("arithmetic intensity (FLOP/B)")
     for ax in axes[::columns]:
         ax.set_ylabel("attained TFLOP/s (dense)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
     fig.suptitle(f"{catalog.model.name} decode on the roofline, {catalog.assumptions.kv_dtype.upper()} KV", fontsize=9)
+    settle(fig)
+    for label in labels:
+        place(label, LABEL_AT, keep_clear=labels)
     return fig

@@ -8,9 +8,11 @@ from typing import Mapping
 
 from matplotlib.figure import Figure
 
-from kvwall.inputs.catalog import Catalog
+from kvwall.figures import FIGURES
 from kvwall.figures.inputs import FigureInputs
-from kvwall.figures.style import EVIDENCE_COLORS, new_figure, tokens_label
+from kvwall.figures.layout import AROUND, place
+from kvwall.figures.style import EVIDENCE_COLORS, new_figure, settle, tokens_label
+from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import traffic_compression
 from kvwall.model.regimes import speedup
 from kvwall.inputs.reported import Reported
@@ -64,17 +66,18 @@ def draw(inputs: FigureInputs) -> Figure:
     setting = f"{WORKLOAD.upper()}: b = {w.batch}, s = {tokens_label(w.context)}, {catalog.model.name} on {catalog.device.name}"
     derived, quoted = EVIDENCE_COLORS["derived"], EVIDENCE_COLORS["reported"]
 
-    fig = new_figure(10.0, 5.0)
+    fig = new_figure(10.0, 5.0, FIGURES["fig7_speed_quality"].evidence)
     axes = fig.subplot_mosaic([["words", "lossless"], ["plane", "lossless"]], height_ratios=(1, 2.8), width_ratios=(2.2, 1))
     plane, words, lossless = axes["plane"], axes["words"], axes["lossless"]
     words.sharex(plane)
 
+    retention_labels = []
     for p in groups["numeric"]:
         low, high = (100 * v for v in p["retention"])
         plane.errorbar([p["speedup"]], [(low + high) / 2], yerr=[[(high - low) / 2], [(high - low) / 2]], fmt="none",
                        ecolor=quoted, elinewidth=3, capsize=4, gid=f"retention {p['id']}")
-        plane.annotate(f"{p['name']}\nreported {low:g} to {high:g}%", (p["speedup"], high), xytext=(6, 2),
-                       textcoords="offset points", fontsize=7)
+        retention_labels.append(plane.annotate(f"{p['name']}\nreported {low:g} to {high:g}%", (p["speedup"], high),
+                                               xytext=(6, 2), textcoords="offset points", fontsize=7))
     plane.set_xlabel(f"decode speedup at {setting}  [derived: S(c) = (W + K) / (W + K/c)]", color=derived)
     plane.set_ylabel("quality retention (%)  [reported, within each paper;\nnot comparable across papers]", color=quoted)
     plane.set_ylim(90, 100.5)
@@ -99,7 +102,7 @@ def draw(inputs: FigureInputs) -> Figure:
         lossless.annotate(f"S = {p['speedup']:.2f}×", (p["speedup"], i), xytext=(0, -7), textcoords="offset points",
                           fontsize=6.3, ha="center", va="top", color=derived)
         if p["quoted"]:
-            lossless.annotate(f"“{p['quoted']}”", (p["speedup"], i), xytext=(0, -16), textcoords="offset points",
+            lossless.annotate(f"“{p['quoted']}”", (p["speedup"], i), xytext=(0, -19), textcoords="offset points",
                               fontsize=6.3, ha="center", va="top", color=quoted)
     lossless.set_yticks(range(len(names)), labels=names)
     lossless.set_ylim(len(names) - 0.4, -0.6)
@@ -108,4 +111,7 @@ def draw(inputs: FigureInputs) -> Figure:
     lossless.grid(axis="y", visible=False)
     lossless.set_title("lossless domains: shown apart\n(they move feasibility, not decode speed)", fontsize=7.5)
     fig.suptitle("Speed-quality plane (SoK section 4.6): speed derived here, quality as each paper reports it", fontsize=9)
+    settle(fig)
+    for label in retention_labels:
+        place(label, AROUND, keep_clear=retention_labels)
     return fig

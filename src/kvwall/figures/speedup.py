@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from kvwall.inputs.catalog import Catalog
+from kvwall.figures import FIGURES
 from kvwall.figures.inputs import FigureInputs
-from kvwall.figures.style import new_figure, ordered_colors, token_axis, tokens_label
+from kvwall.figures.style import new_figure, ordered_colors, settle, token_axis, tokens_label
+from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import traffic_compression
 from kvwall.model.regimes import speedup, traffic_crossover
 from kvwall.model.roofline import step_kv_bytes, step_weight_bytes
@@ -51,7 +52,7 @@ def draw(inputs: FigureInputs) -> Figure:
     catalog = inputs.catalog
     factors = compression_factors(catalog)
     palette = ordered_colors(list(factors))
-    fig = new_figure(9.6, 4.5)
+    fig = new_figure(9.6, 4.5, FIGURES["fig5_speedup"].evidence)
     axes = fig.subplots(1, len(WORKLOADS), sharey=True)
     handles = {}
     for ax, w in zip(axes, WORKLOADS):
@@ -77,4 +78,4 @@ def draw(inputs: FigureInputs) -> Figure:
     axes[0].set_ylabel(f"decode speedup S over {catalog.assumptions.kv_dtype.upper()} KV")
     fig.legend(handles=list(handles.values()), loc="outside lower center", ncols=3)
     fig.suptitle(f"{catalog.model.name}, memory-bound decode: S(c) = (W + K) / (W + K/c)", fontsize=9)
-    return fig
+    return settle(fig)

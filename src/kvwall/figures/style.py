@@ -6,6 +6,7 @@ lives here, so it holds whatever the working directory.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -27,9 +28,34 @@ _METADATA = {
     "png": {"Software": None},
 }
 
-#: Colours for series keyed by catalogue order (devices, models, batches, links).
-SERIES_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-                 "#393b79", "#ad494a")
+#: Colour and marker of every catalogue id the figures know (models, devices, links, measured kernels), fixed so that
+#: adding an entry to the catalogue changes no other entry's look. Devices take darker shades than models, since
+#: Figure 1 draws both.
+ID_STYLES = {
+    "llama-2-13b": ("#1f77b4", "o"),
+    "mixtral-8x7b": ("#d62728", "s"),
+    "llama-3-8b": ("#2ca02c", "^"),
+    "llama-3-70b": ("#9467bd", "D"),
+    "llama-3.1-405b": ("#ff7f0e", "v"),
+    "deepseek-v2": ("#8c564b", "P"),
+    "qwen2.5-7b": ("#e377c2", "X"),
+    "qwen3-32b": ("#17becf", "<"),
+    "gpt-oss-120b": ("#7f7f7f", ">"),
+    "gemma-3-27b": ("#bcbd22", "h"),
+    "h100-sxm": ("#08519c", "o"),
+    "h200-sxm": ("#a50f15", "s"),
+    "b200": ("#006d2c", "^"),
+    "mi300x": ("#54278f", "D"),
+    "pcie-gen5-x16": ("#1f77b4", "o"),
+    "nvlink-4": ("#d62728", "s"),
+    "cxl-3-x16": ("#2ca02c", "^"),
+    "numpy-contiguous": ("#1f77b4", "o"),
+    "numpy-paged": ("#d62728", "s"),
+    "torch-sdpa": ("#2ca02c", "^"),
+}
+
+#: Markers an id outside ID_STYLES draws from, picked by its hash.
+FALLBACK_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "p", "*")
 
 #: Colours of the two evidence classes a figure may put side by side (derived here, reported by others).
 EVIDENCE_COLORS = {"derived": "#1f4e79", "reported": "#b35806"}
@@ -38,14 +64,44 @@ EVIDENCE_COLORS = {"derived": "#1f4e79", "reported": "#b35806"}
 REGIME_COLORS = {"weight-bound": "#c6dbef", "kv-bound": "#fdd0a2", "capacity-bound": "#d9d9d9"}
 
 
-def new_figure(width: float, height: float) -> Figure:
-    """A figure outside pyplot (no global state), laid out by the constrained layout engine."""
-    return Figure(figsize=(width, height), layout="constrained")
+def new_figure(width: float, height: float, evidence: str) -> Figure:
+    """A figure outside pyplot (no global state), laid out by the constrained layout engine, its evidence class
+    printed in its lower right corner (house rule: every number shows its class)."""
+    figure = Figure(figsize=(width, height), layout="constrained")
+    figure.supxlabel(f"evidence: {evidence}", x=0.995, ha="right", fontsize=6.5, color="#606060", gid="evidence")
+    return figure
+
+
+def settle(figure: Figure) -> Figure:
+    """Lay ``figure`` out once and freeze it, so labels can be placed against final positions and every save has the
+    same geometry."""
+    figure.draw_without_rendering()
+    figure.set_layout_engine("none")
+    return figure
+
+
+def _digest(item: str) -> bytes:
+    return hashlib.sha256(item.encode("utf-8")).digest()
+
+
+def id_color(item: str) -> str:
+    """The colour of a catalogue id: its ID_STYLES entry, else a hue fixed by the id's hash (so it never moves)."""
+    if item in ID_STYLES:
+        return ID_STYLES[item][0]
+    hue = int.from_bytes(_digest(item)[:2], "big") / 65536
+    return matplotlib.colors.to_hex(matplotlib.colors.hsv_to_rgb((hue, 0.75, 0.7)))
+
+
+def id_marker(item: str) -> str:
+    """The marker of a catalogue id: its ID_STYLES entry, else one picked by the id's hash."""
+    if item in ID_STYLES:
+        return ID_STYLES[item][1]
+    return FALLBACK_MARKERS[_digest(item)[2] % len(FALLBACK_MARKERS)]
 
 
 def colors(ids: Sequence[str]) -> dict[str, str]:
-    """One colour per id, in the order given."""
-    return {item: SERIES_COLORS[i % len(SERIES_COLORS)] for i, item in enumerate(ids)}
+    """The colour of each id, keyed to the id alone (never to its position in the catalogue)."""
+    return {item: id_color(item) for item in ids}
 
 
 def ordered_colors(ids: Sequence) -> dict:
@@ -71,11 +127,10 @@ def token_axis(axis: Axis) -> None:
 
 
 def save(figure: Figure, paths: Iterable[str | Path]) -> None:
-    """Write ``figure`` to each path in the format its suffix names (svg, pdf, png), without dates or versions,
-    each atomically (an interrupted save leaves no half-written file)."""
+    """Write a settled ``figure`` to each path in the format its suffix names (svg, pdf, png), without dates or
+    versions, each atomically (an interrupted save leaves no half-written file); every format shares the one layout
+    ``settle`` froze."""
     with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT}):
-        for i, path in enumerate(paths):
+        for path in paths:
             fmt = Path(path).suffix.lstrip(".")
             replace_atomically(path, lambda temporary: figure.savefig(temporary, format=fmt, metadata=_METADATA[fmt]))
-            if i == 0:
-                figure.set_layout_engine("none")  # the first save laid the figure out; the others reuse it

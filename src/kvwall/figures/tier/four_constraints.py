@@ -7,14 +7,14 @@ number on it is quoted from canonical-numbers.json by id, with the class the can
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass
 from typing import Mapping
 
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from kvwall.figures.style import new_figure
+from kvwall.figures.layout import wrap_to_width
+from kvwall.figures.style import new_figure, settle
 
 STATUS_COLORS = {"RELIEVED": "#2ca02c", "UNCHANGED": "#7f7f7f", "CREATED": "#d62728"}
 FOOTER = "Analytical model — CANONICAL-NUMBERS.md §4/§5"
@@ -82,8 +82,9 @@ def cards(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> tuple[Card,
 def _box(axis, x: float, y: float, width: float, height: float, title: str, subtitle: str, color: str) -> None:
     axis.add_patch(FancyBboxPatch((x, y), width, height, boxstyle="round,pad=0.004,rounding_size=0.012",
                                   facecolor=color, edgecolor="#404040", linewidth=0.8))
-    axis.text(x + width / 2, y + height * 0.64, title, ha="center", va="center", fontsize=9, weight="bold")
-    axis.text(x + width / 2, y + height * 0.3, subtitle, ha="center", va="center", fontsize=7)
+    axis.text(x + width / 2, y + height * 0.7, title, ha="center", va="center", fontsize=9, weight="bold")
+    wrap_to_width(axis.text(x + width / 2, y + height * 0.32, subtitle, ha="center", va="center", fontsize=7),
+                  width * 0.9)
 
 
 def _badge(axis, x: float, y: float, mark: str, name: str, status: str) -> None:
@@ -101,7 +102,7 @@ def _flow(axis) -> None:
     for top, bottom, text in ((0.68, 0.51, "tier boundary (link)"), (0.40, 0.23, "")):
         axis.annotate("", xy=(left + width / 2, bottom + 0.005), xytext=(left + width / 2, top - 0.005),
                       arrowprops={"arrowstyle": "-|>", "color": "#404040", "linewidth": 1.2})
-        axis.text(left + width / 2 + 0.008, (top + bottom) / 2, text, fontsize=6.5, va="center", style="italic")
+        axis.text(left + width / 2 - 0.008, (top + bottom) / 2, text, fontsize=6.5, ha="right", va="center", style="italic")
     _badge(axis, 0.215, 0.745, "✓", "Capacity", "RELIEVED")
     _badge(axis, 0.215, 0.625, "+", "Tier-ingress bandwidth", "CREATED")
     _badge(axis, 0.215, 0.555, "+", "Transfer latency", "CREATED")
@@ -119,26 +120,27 @@ def _cards(axis, items: tuple[Card, ...]) -> None:
         axis.text(0.445, y + height - 0.025, card.name, fontsize=8.5, weight="bold", va="center")
         axis.text(0.965, y + height - 0.025, card.status, fontsize=6.5, weight="bold", color="white", ha="right", va="center",
                   bbox={"boxstyle": "round,pad=0.25", "facecolor": color, "edgecolor": "none"})
-        axis.text(0.445, y + height - 0.06, textwrap.fill(card.statement, 100), fontsize=7, va="top")
+        wrap_to_width(axis.text(0.445, y + height - 0.06, card.statement, fontsize=7, va="top"), 0.52)
         quote = f"{card.quote} [{card.evidence}]" if card.evidence else card.quote  # else each number is marked inline
-        axis.text(0.445, y + 0.012, textwrap.fill(quote, 104), fontsize=6.8, va="bottom",
-                  color="#303030", style="italic")
+        wrap_to_width(axis.text(0.445, y + 0.012, quote, fontsize=6.8, va="bottom", color="#303030", style="italic"), 0.52)
 
 
 def draw(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> Figure:
     """Figure 3.1 from the canonical numbers (by id) and the scenario roles of config/tiers.yaml."""
-    fig = new_figure(10.0, 6.4)
+    fig = new_figure(10.0, 6.4, "derived; reported where marked")
     axis = fig.add_subplot()
     axis.set_axis_off()
     axis.set_xlim(0, 1)
     axis.set_ylim(0, 1)
+    fig.draw_without_rendering()  # a first layout, to measure the words against: wrap_to_width
     axis.text(0.03, 0.965, "Figure 3.1 · Four constraints on KV state, and what a memory tier does to each",
               fontsize=11, weight="bold", va="top")
     axis.text(0.03, 0.915, "Each binds on its own: a tier eases one, leaves one as it was and adds two.",
               fontsize=8, va="top", color="#404040")
     _flow(axis)
     _cards(axis, cards(numbers, figure))
-    axis.text(0.03, 0.035, "With a tier the limit moves from holding KV to moving it, and moving it has two separate conditions: "
-              "sustainability (the aggregate rate) and hiding (each transfer's deadline).", fontsize=7.5, va="bottom")
+    wrap_to_width(axis.text(0.03, 0.035, "With a tier the limit moves from holding KV to moving it, and moving it has two "
+                            "separate conditions: sustainability (the aggregate rate) and hiding (each transfer's deadline).",
+                            fontsize=7.5, va="bottom"), 0.94)
     axis.text(0.98, 0.0, FOOTER, fontsize=7, ha="right", va="bottom", color="#606060")
-    return fig
+    return settle(fig)

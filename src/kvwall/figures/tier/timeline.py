@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from kvwall.units import in_unit
-from kvwall.figures.style import new_figure
+from kvwall.figures.style import new_figure, settle
 from kvwall.tier.prefetch import Timeline, simulate_scenario
 from kvwall.tier.inputs import TierSpecs
 from kvwall.tier.constraints import hiding, ingress
@@ -48,7 +48,7 @@ def draw(tiers: TierSpecs) -> Figure:
     runs = {link_id: tiers.scenario(scenario_id, link_id) for link_id in tiers.links}
     timelines = {link_id: simulate_scenario(s) for link_id, s in runs.items()}
     x_limit = max(_ms(t.step_time) for t in timelines.values()) * 1.02
-    fig = new_figure(10.0, 1.45 + 1.5 * len(runs))
+    fig = new_figure(10.0, 1.45 + 1.5 * len(runs), "derived")
     axes = fig.subplots(len(runs), 1, sharex=True)
     for axis, (link_id, timeline) in zip(axes, timelines.items()):
         link, aggregate, each = tiers.links[link_id], ingress(runs[link_id]), hiding(runs[link_id])
@@ -67,4 +67,4 @@ def draw(tiers: TierSpecs) -> Figure:
     fig.legend(handles=handles, loc="outside lower center", ncols=5, fontsize=7)
     fig.suptitle(f"Sustainability against hiding, scenario {scenario_id} ({spec.model.name} on {spec.device.name}): "
                  f"{spec.description}", fontsize=9)
-    return fig
+    return settle(fig)

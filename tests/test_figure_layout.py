@@ -1,0 +1,173 @@
+"""Every figure's labels: no text or legend overlaps another, crosses a line, an edge or a hatching, straddles an axes
+border or leaves the figure; on today's catalogue and on one grown by a device and a model. Colours are keyed to ids,
+so growing the catalogue changes no existing entry's colour; every figure prints its evidence class."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from matplotlib.figure import Figure
+
+from kvwall.canonical.document import numbers_by_id
+from kvwall.figures import FIGURES, draw
+from kvwall.figures.inputs import FigureInputs
+from kvwall.figures.layout import collisions, place
+from kvwall.figures.measured_kv_slope import kv_slope_figure
+from kvwall.figures.style import ID_STYLES, id_color, id_marker, settle
+from kvwall.figures.tier import four_constraints, timeline
+from kvwall.inputs.loader import load_catalog
+from kvwall.inputs.reported import load_reported
+from kvwall.measure.config import load_measure_config
+from kvwall.measure.record import read_records
+from kvwall.tier.inputs import load_tiers
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: A device and a model with published numbers (AMD MI325X datasheet; Mistral-Large-2407 config.json).
+MI325X = {
+    "name": "MI325X",
+    "hbm_capacity": {"value": 256, "unit": "GB", "source": "amd-mi325x"},
+    "hbm_bandwidth": {"value": 6.0, "unit": "TB/s", "source": "amd-mi325x"},
+    "package": {"description": "8 XCDs, Infinity Fabric", "partitions": {"value": 8, "unit": "count", "source": "amd-mi325x"}},
+    "dense_flops": {"bf16": {"value": 1307, "unit": "TFLOP/s", "source": "amd-mi325x"},
+                    "fp8": {"value": 2615, "unit": "TFLOP/s", "source": "amd-mi325x"}},
+}
+MISTRAL_LARGE = {
+    "name": "Mistral-Large-2407",
+    "source": "mistral-large-2407",
+    "attention": {"kind": "full"},
+    **{key: {"value": value, "unit": "count"} for key, value in (
+        ("n_layers", 88), ("n_q_heads", 96), ("n_kv_heads", 8), ("head_dim", 128), ("hidden_size", 12288),
+        ("intermediate_size", 28672), ("vocab_size", 32768), ("params_nominal", 122.6e9))},
+}
+
+
+def grown_config(directory: Path) -> Path:
+    """A copy of config/ with MI325X and Mistral-Large-2407 appended to the catalogue."""
+    shutil.copytree(ROOT / "config", directory)
+    for file, section, key, entry, source in (
+        ("devices.yaml", "devices", "mi325x", MI325X, "AMD Instinct MI325X datasheet"),
+        ("models.yaml", "models", "mistral-large-2407", MISTRAL_LARGE,
+         "https://huggingface.co/mistralai/Mistral-Large-Instruct-2407/blob/main/config.json"),
+    ):
+        path = directory / file
+        specs = yaml.safe_load(path.read_text())
+        specs["sources"][entry.get("source", "amd-mi325x")] = source
+        specs[section][key] = entry
+        path.write_text(yaml.safe_dump(specs, sort_keys=False, allow_unicode=True))
+    return directory
+
+
+def figure_inputs(config_dir: Path) -> FigureInputs:
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["config_dir"] = str(config_dir)
+    return FigureInputs.load(config)
+
+
+@pytest.fixture(scope="module")
+def today():
+    return figure_inputs(ROOT / "config")
+
+
+@pytest.fixture(scope="module")
+def grown(tmp_path_factory):
+    inputs = figure_inputs(grown_config(tmp_path_factory.mktemp("grown") / "config"))
+    assert "mi325x" in inputs.selections["table3_devices"] and "mistral-large-2407" in inputs.selections["table1_models"]
+    return inputs
+
+
+def other_figures() -> dict[str, Figure]:
+    """Figure 3.1, the tier timeline and the measured figure, as the workflow draws them."""
+    catalog = load_catalog(ROOT / "config")
+    tiers = load_tiers(ROOT / "config" / "tiers.yaml", catalog)
+    numbers = numbers_by_id(json.loads((ROOT / "canonical-numbers.json").read_text(encoding="utf-8")))
+    settings = load_measure_config(ROOT / "config" / "measure.yaml", catalog)
+    records = read_records(sorted((ROOT / "data" / "measured").glob("*.json")))
+    return {
+        "fig3_1_four_constraints": four_constraints.draw(numbers, tiers.figure),
+        "tier_sustainability_vs_hiding": timeline.draw(tiers),
+        "measured_kv_slope": kv_slope_figure(records, load_reported(catalog.files["reported"]), settings.reported_platform,
+                                             settings.reported_fits),
+    }
+
+
+@pytest.fixture(scope="module")
+def drawn_today(today):
+    return {name: draw(name, today) for name in FIGURES} | other_figures()
+
+
+@pytest.mark.parametrize("name", [*FIGURES, "fig3_1_four_constraints", "tier_sustainability_vs_hiding", "measured_kv_slope"])
+def test_no_label_collides_today(drawn_today, name):
+    assert collisions(drawn_today[name]) == []
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_no_label_collides_with_a_device_and_a_model_added(grown, name):
+    assert collisions(draw(name, grown)) == []
+
+
+def test_every_figure_prints_its_evidence_class(drawn_today):
+    expected = {name: entry.evidence for name, entry in FIGURES.items()} | {
+        "fig3_1_four_constraints": "derived; reported where marked",
+        "tier_sustainability_vs_hiding": "derived",
+        "measured_kv_slope": "measured, reported",
+    }
+    for name, figure in drawn_today.items():
+        (tag,) = figure.findobj(lambda artist: artist.get_gid() == "evidence")
+        assert tag.get_text() == f"evidence: {expected[name]}", name
+
+
+def test_the_collision_check_sees_a_crossed_an_overlapping_and_an_escaping_label():
+    figure = Figure(figsize=(4, 3))
+    ax = figure.subplots()
+    ax.plot([0, 1], [0, 1], label="diagonal")
+    ax.text(0.5, 0.5, "on the line", ha="center", va="center")
+    ax.text(0.1, 0.9, "first")
+    ax.text(0.1, 0.9, "second")
+    ax.text(0.98, 0.2, "runs past the right border")
+    problems = settle(figure) and collisions(figure)
+    assert "line 'diagonal' crosses text 'on the line'" in problems
+    assert "text 'first' overlaps text 'second'" in problems
+    assert any("'runs past the right border' straddles" in p for p in problems)
+
+
+def test_place_moves_a_label_off_a_line():
+    figure = Figure(figsize=(4, 3))
+    ax = figure.subplots()
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.axhline(0.5)
+    label = ax.annotate("point", (0.5, 0.5), textcoords="offset points", xytext=(0, 0), ha="center", va="center")
+    settle(figure)
+    assert collisions(figure)
+    assert place(label, [(0, 0, "center", "center"), (0, 4, "center", "bottom")])
+    assert collisions(figure) == [] and label.get_verticalalignment() == "bottom"
+
+
+def test_colours_and_markers_are_keyed_to_ids():
+    assert id_color("llama-3-70b") == ID_STYLES["llama-3-70b"][0] == "#9467bd"
+    assert id_color("mistral-large-2407") == id_color("mistral-large-2407")  # a hash, not a position
+    assert id_color("mistral-large-2407") not in {color for color, _ in ID_STYLES.values()}
+    assert id_marker("mistral-large-2407") == id_marker("mistral-large-2407")
+
+
+def test_adding_a_model_and_a_device_changes_no_other_colour(today, grown):
+    def line_colors(inputs):
+        figure = draw("fig1_kv_footprint", inputs)
+        return {line.get_gid(): line.get_color() for line in figure.findobj(lambda a: (a.get_gid() or "").startswith("footprint "))}
+
+    before, after = line_colors(today), line_colors(grown)
+    assert before and all(after[gid] == color for gid, color in before.items())
+    assert set(after) - set(before) == {"footprint mistral-large-2407"}
+
+    def roof_colors(inputs):
+        figure = draw("fig3_roofline", inputs)
+        return {line.get_gid(): line.get_color() for line in figure.findobj(lambda a: (a.get_gid() or "").startswith("roof "))}
+
+    before, after = roof_colors(today), roof_colors(grown)
+    assert len(before) == 4 and all(after[gid] == color for gid, color in before.items())
+    assert set(after) - set(before) == {"roof mi325x"}
