@@ -282,6 +282,12 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS))
             if moe.experts_per_token > moe.routed_experts:
                 raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
+        weight_format = entry.get("weight_format", {}).get("value")
+        if weight_format is not None:
+            try:
+                dtype_bytes(weight_format)
+            except UnitError as err:
+                raise SpecError(reader.file, f"{key}.weight_format.value", str(err)) from None
         models[model_id] = Model(
             id=model_id,
             name=entry["name"],
@@ -289,6 +295,7 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             params_nominal=prov["params_nominal"].value,
             tied_embeddings=entry.get("tied_embeddings", False),
             moe=moe,
+            weight_format=weight_format,
             provenance=MappingProxyType(prov),
             **n,
         )
