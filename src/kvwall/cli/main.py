@@ -393,7 +393,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
     print(f"  floor                     {result.floor:8.2f} s  ({result.import_time:.2f} s interpreter + imports "
           f"x {result.jobs} jobs / {result.parallelism})")
     print(f"  grid throughput           {result.grid_throughput:8.3g} points/s  ({result.grid_points:,} (s, b) points: "
-          "AI, s*, regime, speedup)")
+          "AI, s*, regime, speedup, TP 4 step-time bound and estimate)")
     print("Targets")
     for target, ok in met.items():
         print(f"  {'PASS' if ok else 'MISS'}  {target}")

@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from kvwall.inputs.deployment import Deployment
 from kvwall.inputs.specs import Model
 from kvwall.model.footprint import context_holding
+from kvwall.model.regimes import regime
 from kvwall.model.sharding import (kv_bytes_per_device, kv_share_per_tensor_rank, layer_share,
                                    resident_weight_bytes_per_device, step_weight_bytes_per_device)
 
@@ -50,3 +51,11 @@ def device_traffic_crossover(model: Model, d: Deployment, batch: ArrayLike) -> n
     weights = step_weight_bytes_per_device(model, d, batch)
     sequences = np.ceil(np.asarray(batch, dtype=float) / d.data_parallel)
     return context_holding(model, weights / share, d.kv_bytes_per_element, sequences)
+
+
+def device_regime(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLike, hbm_capacity: float,
+                  usable_fraction: float) -> np.ndarray:
+    """The regime of one device of the deployment (SoK sections 3.5, 5.1 on its shares): capacity-bound above its
+    s_cap, else weight-bound below its s*(b) and kv-bound above."""
+    s_star = device_traffic_crossover(model, d, batch)
+    return regime(context, s_star, deployment_capacity_crossover(model, d, hbm_capacity, usable_fraction))
