@@ -156,3 +156,54 @@ def test_fit_lists_deployments_smallest_first(capsys):
     devices = [f["deployment"]["devices"] for f in found]
     assert devices == sorted(devices) and devices[0] == 8
     assert found[0]["deployment"]["data_parallel"] == 8  # TP 8 cannot: 64 x 128k x 70,272 B of latent per device
+
+
+def test_native_weight_format_is_the_checkpoint_format_or_refused(capsys):
+    status = main(["footprint", "--model", "deepseek-v3", "--weight-dtype", "native", "--json", "--config", CONFIG])
+    assert status == 0
+    assert json.loads(capsys.readouterr().out)["weights"]["value"] == 671e9 * 1.0  # FP8: 1 B per parameter
+    status = main(["footprint", "--model", "qwen3-32b", "--weight-dtype", "native", "--config", CONFIG])
+    assert status == 2
+    assert capsys.readouterr().err.strip() == ("kvwall: --weight-dtype native: qwen3-32b records no weight_format in "
+                                               "config/models.yaml")
+
+
+def test_crossover_per_device_at_tp4(capsys):
+    status = main(["crossover", "--model", "llama-3-70b", "--device", "h100-sxm", "--tp", "4", "--batch", "1",
+                   "--json", "--config", CONFIG])
+    assert status == 0
+    (row,) = json.loads(capsys.readouterr().out)["per_device"]
+    # weights and KV both split over 4: s*(1) = 35e9 / (2 x 80 x 2 x 128 x 2) = 140e9 / 327,680
+    assert row["traffic_crossover"]["value"] == pytest.approx(35e9 / 81_920, rel=1e-12)
+    assert row["capacity_crossover"]["h100-sxm"]["value"] == pytest.approx((80e9 - 35e9) * 0.9 / 81_920, rel=1e-12)
+
+
+def test_mla_equations_are_printed_in_latent_terms(capsys):
+    status = main(["crossover", "--model", "deepseek-v3", "--device", "b200", "--batch", "1", "--config", CONFIG])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "s*(b) = W(b) / (b L (d_c + d_r) w_kv)" in out and "n_kv d_h" not in out
+
+
+def test_deployments_table_sizes_llama_3_70b_on_h100(catalog, selections):
+    from kvwall.tables.deployments import deployments
+
+    rows = {(r["model_id"], r["device_id"], r["workload_id"]): r for r in deployments(catalog, selections).rows}
+    # W1: TP 2 leaves (80 - 70) x 0.9 = 9 GB for a 21 GB sequence; TP 4 leaves 40.5 GB for 10.5 GB
+    w1 = rows[("llama-3-70b", "h100-sxm", "W1")]
+    assert (w1["devices"], w1["layout"], w1["weight_bytes"]) == (4, "TP4", 35e9)
+    # W2: TP 8 holds floor(56.25 / 5.24) = 10 sequences per replica, so 32 need 4 replicas
+    w2 = rows[("llama-3-70b", "h100-sxm", "W2")]
+    assert (w2["devices"], w2["layout"]) == (32, "TP8 DP4")
+    assert w2["kv_bytes"] == 8 * 128_000 * 2 * 80 * 1 * 128 * 2
+
+
+def test_deployment_figure_panels(catalog):
+    from kvwall.figures.deployment_regimes import PANELS, panel_grid
+    from kvwall.figures.inputs import FigureInputs
+
+    inputs = FigureInputs(catalog, {}, {})
+    _, _, tp1, index, fitting = panel_grid(inputs, *PANELS[0])
+    assert tp1.label == "1 device" and (index == 2).all() and (fitting == 0).all()  # 140 GB of weights on 80 GB
+    _, _, dp8, _, _ = panel_grid(inputs, *PANELS[5])
+    assert (dp8.data_parallel, dp8.expert_parallel, dp8.weight_format) == (8, 8, "fp8")

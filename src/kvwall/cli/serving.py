@@ -112,10 +112,14 @@ def device_answer(model: Model, device: Device, d: Deployment, batch: int, conte
             if bool(other.compute_bound) and not bool(step.compute_bound):
                 compute_bound_formats.append(f"{fmt} {kind}")
     heads = kv_heads_per_device(model, d.tensor_parallel)
-    link_basis = "no collectives on one device" if d.devices == 1 else (
-        f"TP: 2 L ring all-reduces of ceil(b / DP) x hidden x activation bytes, 2 (TP - 1) / TP over "
-        f"{serving.link_of(device).name}; EP: dispatch + combine of k expert activations per token; PP: one send per "
-        f"stage boundary; {serving.collective_latency * 1e6:g} us each (assumption collective_latency)")
+    parts = [("TP", d.tensor_parallel > 1, "2 L ring all-reduces of ceil(b / DP) x hidden activations, 2 (TP - 1) / TP "
+              "of them sent"),
+             ("EP", d.expert_parallel > 1, "dispatch and combine of k expert activations per token per MoE layer"),
+             ("PP", d.pipeline_parallel > 1, "one send of ceil(b / DP) x hidden activations per stage boundary")]
+    applied = "; ".join(f"{name}: {what}" for name, used, what in parts if used)
+    link_basis = f"{applied or 'none'}; over {serving.link_of(device).name}, " \
+        f"{serving.collective_latency * 1e6:g} us each (assumption collective_latency)" if d.devices > 1 \
+        else "no collectives on one device"
     return DeviceAnswer(
         deployment=d,
         regime=str(regime(context, s_star, s_cap)),

@@ -14,7 +14,7 @@ from kvwall.inputs.specs import Model
 from kvwall.model.footprint import context_holding
 from kvwall.model.regimes import regime
 from kvwall.model.sharding import (kv_bytes_per_device, kv_share_per_tensor_rank, layer_share,
-                                   resident_weight_bytes_per_device, step_weight_bytes_per_device)
+                                   resident_weight_bytes_per_device, sequences_per_replica, step_weight_bytes_per_device)
 
 
 def kv_memory_per_device(model: Model, d: Deployment, hbm_capacity: float, usable_fraction: float) -> float:
@@ -49,7 +49,7 @@ def device_traffic_crossover(model: Model, d: Deployment, batch: ArrayLike) -> n
     section 3.4, Table 4, on the device's shares)."""
     share = kv_share_per_tensor_rank(model, d.tensor_parallel) * layer_share(model, d.pipeline_parallel)
     weights = step_weight_bytes_per_device(model, d, batch)
-    sequences = np.ceil(np.asarray(batch, dtype=float) / d.data_parallel)
+    sequences = sequences_per_replica(batch, d.data_parallel)
     return context_holding(model, weights / share, d.kv_bytes_per_element, sequences)
 
 

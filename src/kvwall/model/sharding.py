@@ -42,8 +42,9 @@ def layer_share(model: Model, pipeline_parallel: int) -> float:
 
 
 def sequences_per_replica(batch: ArrayLike, data_parallel: int) -> np.ndarray:
-    """Sequences the busiest of DP attention replicas runs: ceil(b / DP)."""
-    return np.ceil(np.asarray(batch, dtype=float) / data_parallel)
+    """Sequences the busiest of DP attention replicas runs: ceil(b / DP); the batch itself without DP."""
+    b = np.asarray(batch, dtype=float)
+    return b if data_parallel == 1 else np.ceil(b / data_parallel)
 
 
 def _weight_params(model: Model, d: Deployment) -> tuple[float, float, float]:

@@ -46,7 +46,8 @@ def deployments(catalog: Catalog, selections: dict) -> Table:
                         "step_time_bound": float(step.bound), "step_time_estimate": float(step.estimate),
                     })
                 else:
-                    row.update({"layout": "none of up to 64 devices"})
+                    row.update({"layout": "none of up to 64 devices" if linked
+                                else "not on one; no scale-up link in config/links.yaml"})
                 rows.append(row)
     return Table(
         id="deployments",
@@ -58,7 +59,8 @@ def deployments(catalog: Catalog, selections: dict) -> Table:
         "touched). Regime per device: s*(b) and s_cap on the device's shares. Bound: max(memory, compute time) at the "
         f"datasheet bandwidth and dense {a.compute_precision} rate, no collectives; estimate: memory time at "
         f"{serving.hbm_bandwidth_efficiency:g} of the bandwidth plus every collective, no overlap (assumptions "
-        "hbm_bandwidth_efficiency, collective_latency). Devices with no scale-up link in config/links.yaml run on one.",
+        "hbm_bandwidth_efficiency, collective_latency). A device with no scale-up link in config/links.yaml is tried "
+        "on its own only.",
         columns=(
             Column("model_id", "Model id", printed=False),
             Column("model", "Model"),
