@@ -2,6 +2,7 @@
 values computed by hand here; one device reproduces the paper-frame numbers exactly."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -207,3 +208,16 @@ def test_deployment_figure_panels(catalog):
     assert tp1.label == "1 device" and (index == 2).all() and (fitting == 0).all()  # 140 GB of weights on 80 GB
     _, _, dp8, _, _ = panel_grid(inputs, *PANELS[5])
     assert (dp8.data_parallel, dp8.expert_parallel, dp8.weight_format) == (8, 8, "fp8")
+
+
+def test_a_scale_up_link_naming_an_unknown_device_is_refused(tmp_path):
+    from kvwall.inputs.loader import SpecError, load_catalog
+
+    config = tmp_path / "config"
+    shutil.copytree(CONFIG, config)
+    links = config / "links.yaml"
+    links.write_text(links.read_text(encoding="utf-8").replace("devices: [b200]", "devices: [b201]"), encoding="utf-8")
+    with pytest.raises(SpecError) as error:
+        load_serving_inputs(load_catalog(config))
+    assert (error.value.key, error.value.reason) == (
+        "scale_up_links.nvlink-5-gpu.devices[0]", f"device 'b201' does not exist in {config / 'devices.yaml'}")

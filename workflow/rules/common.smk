@@ -11,6 +11,7 @@ from kvwall.inputs.loader import (
     read_yaml,
     validate,
 )
+from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.reported import load_reported
 from kvwall.sources import SourceTree
 
@@ -35,6 +36,7 @@ try:
     validate(config, "config", CONFIG_FILE)
     CATALOG = load_catalog(config["config_dir"])
     SELECTIONS = load_workflow_config(config, CATALOG, CONFIG_FILE)
+    load_serving_inputs(CATALOG)
     load_reported(CATALOG.files["reported"])
     validate(read_yaml(PRINTED_NUMBERS), "printed", PRINTED_NUMBERS)
 except SpecError as error:

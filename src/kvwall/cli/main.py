@@ -315,8 +315,10 @@ _DEVICE_LABELS = {
 def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: serving.DeviceAnswer | None) -> None:
     """The per-device section of `kvwall regime`: bytes, capacity, regime, the two step times and format speedups."""
     d = answer.deployment
-    print(f"Per device: {d.label} on {d.devices} x {device.name}, {d.weight_format} weights, {d.kv_format} KV; "
-          f"regime {answer.regime} (derived)")
+    layout = f"{d.devices} x {device.name}" + (f", {d.label}" if d.devices > 1 else "")
+    runs = answer.running_batch.value
+    at = f" at the {runs:g} sequences that run" if 0 < runs < answer.batch_asked else ""
+    print(f"Per device: {layout}, {d.weight_format} weights, {d.kv_format} KV; regime {answer.regime}{at} (derived)")
     for name, q in answer.numbers().items():
         print(_line(_DEVICE_LABELS[name], q))
     if answer.running_batch.value == 0:
@@ -334,8 +336,10 @@ def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: serving
     if smallest is None:
         print(f"  Smallest deployment on {device.name} that holds the batch: none of up to 64 devices")
     else:
-        print(f"  Smallest deployment on {device.name} that holds the batch: {smallest.deployment.label} on "
-              f"{smallest.deployment.devices} devices (step-time bound {_show(smallest.step_time_bound)})")
+        best = smallest.deployment
+        where = "one device" if best.devices == 1 else f"{best.label} on {best.devices} devices"
+        print(f"  Smallest deployment on {device.name} that holds the batch: {where} (step-time bound "
+              f"{_show(smallest.step_time_bound)})")
 
 
 def fit(args: argparse.Namespace) -> int:

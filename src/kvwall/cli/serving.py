@@ -45,6 +45,7 @@ class DeviceAnswer:
     """One deployment of a model on a device at (b, s): per-device bytes, capacity, regime and step times."""
 
     deployment: Deployment
+    batch_asked: int
     regime: str
     devices: Quantity
     kv_heads_per_device: Quantity | None
@@ -92,7 +93,8 @@ def narrower_formats(current: str) -> tuple[str, ...]:
 
 def device_answer(model: Model, device: Device, d: Deployment, batch: int, context: float, serving: ServingInputs,
                   precision: str) -> DeviceAnswer:
-    """Evaluate one deployment at (b, s) per device; the step times are those of the batch that runs."""
+    """Evaluate one deployment at (b, s) per device; the regime and step times are those of the batch that runs (of
+    one sequence, for scale, where none fits)."""
     hbm, usable = device.hbm_capacity, serving.usable_memory_fraction
     fitting = float(sequences_that_fit(model, d, context, hbm, usable))
     runs = float(running_batch(batch, fitting))
@@ -122,6 +124,7 @@ def device_answer(model: Model, device: Device, d: Deployment, batch: int, conte
         else "no collectives on one device"
     return DeviceAnswer(
         deployment=d,
+        batch_asked=batch,
         regime=str(regime(context, s_star, s_cap)),
         devices=stated(d.devices, "count", f"{basis}: TP x PP x DP"),
         kv_heads_per_device=None if heads is None else derived(heads, "count", "max(n_kv / TP, 1), whole heads"),
