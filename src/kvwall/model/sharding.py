@@ -92,4 +92,6 @@ def step_flops_per_device(model: Model, d: Deployment, context: ArrayLike, batch
     stage, tp = layer_share(model, d.pipeline_parallel), d.tensor_parallel
     routed_active = active_params_per_token(model) - (model.params_nominal - routed_expert_params(model))
     replica = step_flops(model, context, sequences) * stage / tp
+    if d.data_parallel == 1 or routed_active == 0.0:  # every device of the stage runs the same tokens
+        return replica
     return replica - 2.0 * routed_active * (sequences * stage / tp - b * stage / (tp * d.data_parallel))

@@ -1,6 +1,7 @@
 """Decode step time of a deployment per device, as two numbers never mixed (SoK section 3.3 per device):
 
-- the lower bound, max(memory time, compute time) with the datasheet bandwidth and no collectives;
+- the lower bound, max(memory time, compute time) with the datasheet bandwidth and no collectives (SoK section 3.3's
+  T_step = max(B / beta, F / F_peak) on the device's shares);
 - the estimate, the memory time at a stated bandwidth efficiency, max'ed with the compute time, plus every
   collective with no overlap.
 
@@ -17,7 +18,6 @@ from numpy.typing import ArrayLike
 from kvwall.inputs.deployment import Deployment
 from kvwall.inputs.specs import Model
 from kvwall.model.collectives import collectives_time
-from kvwall.model.roofline import step_time
 from kvwall.model.sharding import kv_bytes_per_device, step_flops_per_device, step_weight_bytes_per_device
 
 
@@ -46,18 +46,19 @@ def device_step(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLik
     weights = step_weight_bytes_per_device(model, d, batch)
     kv = kv_bytes_per_device(model, d, context, batch)
     flops = step_flops_per_device(model, d, context, batch)
-    moved = weights + kv
+    memory_time = (weights + kv) / bandwidth
+    compute_time = np.asarray(flops) / peak_flops
     collectives = collectives_time(model, d, batch, link_bandwidth, latency, activation_bytes)
     stages = d.pipeline_parallel
     return DeviceStep(
         weight_bytes=weights,
         kv_bytes=kv,
         flops=flops,
-        memory_time=moved / bandwidth,
-        compute_time=np.asarray(flops) / peak_flops,
+        memory_time=memory_time,
+        compute_time=compute_time,
         collectives_time=collectives,
-        bound=stages * step_time(flops, moved, peak_flops, bandwidth),
-        estimate=stages * step_time(flops, moved, peak_flops, bandwidth * efficiency) + collectives,
+        bound=stages * np.maximum(memory_time, compute_time),
+        estimate=stages * np.maximum(memory_time / efficiency, compute_time) + collectives,
     )
 
 
