@@ -278,7 +278,7 @@ def regime(args: argparse.Namespace) -> int:
     for name, q in point.numbers().items():
         print(_line(_POINT_LABELS[name], q))
     print()
-    _print_device_answer(per_device, device, smallest)
+    _print_device_answer(per_device, device, smallest, precision)
     print()
     print("Design rules (SoK section 6.2); [x] applies here")
     for rule in rules:
@@ -312,7 +312,8 @@ _DEVICE_LABELS = {
 }
 
 
-def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: serving.DeviceAnswer | None) -> None:
+def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: serving.DeviceAnswer | None,
+                         precision: str) -> None:
     """The per-device section of `kvwall regime`: bytes, capacity, regime, the two step times and format speedups."""
     d = answer.deployment
     layout = f"{d.devices} x {device.name}" + (f", {d.label}" if d.devices > 1 else "")
@@ -323,9 +324,11 @@ def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: serving
         print(_line(_DEVICE_LABELS[name], q))
     if answer.running_batch.value == 0:
         print("  Not one sequence fits beside the weights: the step times are those of one sequence, for scale.")
-    binding = "compute-bound: FLOPs over the dense peak exceed the bytes over the bandwidth" if answer.compute_bound \
-        else "memory-bound: the bytes over the bandwidth take longer than the FLOPs"
-    print(f"  The step is {binding}.")
+    if answer.compute_bound:
+        print(f"  The step is compute-bound with {d.weight_format} weights and {d.kv_format} KV: its FLOPs over the "
+              f"dense {precision} peak exceed its bytes over the bandwidth, so no narrower format shortens it.")
+    else:
+        print("  The step is memory-bound: its bytes over the bandwidth take longer than its FLOPs.")
     for kind, speedups in (("KV", answer.kv_format_speedups), ("weight", answer.weight_format_speedups)):
         if speedups:
             listed = ", ".join(f"{fmt} {times(2)(q.value)}" for fmt, q in speedups.items())
