@@ -12,6 +12,7 @@ import pytest
 from kvwall.cli import benchmark
 from kvwall.cli.main import main
 from kvwall.formats import kilo_tokens, tokens
+from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.loader import load_catalog
 from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND
 from kvwall.inputs.specs import EVIDENCE_CLASSES
@@ -306,9 +307,13 @@ def test_grid_throughput_is_positive_on_a_tiny_grid():
 
 def test_grid_agrees_with_the_operating_points(capsys):
     catalog = load_catalog(CONFIG)
-    grid = benchmark.evaluate_grid(catalog, np.array([128_000.0, 128_000.0]), np.array([1.0, 32.0]))
+    grid = benchmark.evaluate_grid(catalog, load_serving_inputs(catalog), np.array([128_000.0, 128_000.0]),
+                                   np.array([1.0, 32.0]))
     assert list(grid["regime"]) == [WEIGHT_BOUND, KV_BOUND]
     assert f"{grid['speedup'][1]:.2f}" == "4.82"
+    # TP 4 on B200 at b = 1, s = 128k, memory-bound: (140e9 / 4 + 128,000 x 327,680 / 4) / 8e12
+    assert grid["step_time_bound"][0] == pytest.approx((35e9 + 128_000 * 81_920) / 8e12, rel=1e-12)
+    assert grid["step_time_estimate"][0] > grid["step_time_bound"][0]
 
 
 def test_jobs_run_reads_the_job_stats_table():

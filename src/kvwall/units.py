@@ -40,16 +40,25 @@ UNITS: dict[str, tuple[str, float]] = {
     "FLOP/B": ("FLOP/B", 1.0),
 }
 
-#: Bytes per element of each storage format named in specs.
+#: Storage formats named in specs: bits of one value, and the bits of the scale shared by a block of values (0 and 1
+#: where none). NVFP4 stores an fp8 scale per 16 values, 4 + 8/16 = 4.5 bits; MXFP4 (as gpt-oss ships) an 8-bit scale
+#: per 32 values, 4 + 8/32 = 4.25 bits.
+STORAGE_FORMATS: dict[str, tuple[float, float, int]] = {
+    "fp32": (32.0, 0.0, 1),
+    "bf16": (16.0, 0.0, 1),
+    "fp16": (16.0, 0.0, 1),
+    "fp8": (8.0, 0.0, 1),
+    "int8": (8.0, 0.0, 1),
+    "int4": (4.0, 0.0, 1),
+    "fp4": (4.0, 8.0, 16),
+    "mxfp4": (4.0, 8.0, 32),
+    "int3": (3.0, 0.0, 1),
+    "int2": (2.0, 0.0, 1),
+}
+
+#: Bytes per element of each storage format, scales included: (value bits + scale bits / block) / 8.
 DTYPE_BYTES: dict[str, float] = {
-    "fp32": 4.0,
-    "bf16": 2.0,
-    "fp16": 2.0,
-    "fp8": 1.0,
-    "int8": 1.0,
-    "int4": 0.5,
-    "int3": 0.375,
-    "int2": 0.25,
+    name: (value_bits + scale_bits / block) / 8.0 for name, (value_bits, scale_bits, block) in STORAGE_FORMATS.items()
 }
 
 #: Scale factors code divides by to print in a unit: decimal GB, binary GiB, milliseconds, GFLOP/s.

@@ -43,11 +43,18 @@ def _lossless(p: OperatingPoint) -> Rule:
                 "slots, not decode speed.")
 
 
+def _narrower_kv(p: OperatingPoint) -> str:
+    """What the bytes-only S(c) of 4- and 2-bit KV gives, for the widths narrower than the cache's."""
+    quoted = [f"{name} {times(2)(q.value)}" for name, q in (("4-bit KV", p.speedup_int4), ("2-bit KV", p.speedup_int2))
+              if q is not None]
+    return f"bytes-only S(c): {', '.join(quoted)}" if quoted else "the cache is already 2-bit or narrower"
+
+
 def _below_crossover(p: OperatingPoint) -> Rule:
     below = p.context.value < p.traffic_crossover.value
     if below:
         advice = (f"Weights dominate the step ({_gb(p.step_weight_bytes.value)} against {_gb(p.step_kv_bytes.value)} "
-                  f"of KV): 4-bit KV buys {times(2)(p.speedup_int4.value)}, 2-bit {times(2)(p.speedup_int2.value)}. "
+                  f"of KV): {_narrower_kv(p)}. "
                   "Keep the cache in its baseline precision.")
     else:
         advice = "s is above s*: KV bytes dominate; see rule 4."
@@ -56,7 +63,7 @@ def _below_crossover(p: OperatingPoint) -> Rule:
 
 def _quantize(p: OperatingPoint) -> Rule:
     above = p.context.value >= p.traffic_crossover.value
-    advice = (f"4-bit KV gives {times(2)(p.speedup_int4.value)}, 2-bit {times(2)(p.speedup_int2.value)}. 4-bit is nearly "
+    advice = (f"{_narrower_kv(p)[0].upper()}{_narrower_kv(p)[1:]}. 4-bit is nearly "
               "free in quality; 2-bit needs a structure-aware layout (per-channel keys, per-token values).")
     return Rule(4, "Above s*, quantize first.", above, advice if above else "s is below s*: see rule 3.")
 

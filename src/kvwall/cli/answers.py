@@ -32,7 +32,7 @@ KV_EQUATION = "SoK Eq. 1: 2 L n_kv d_h w_kv"
 MLA_EQUATION = "SoK Eq. 1, Table 1 (MLA): L (d_c + d_r) w_kv"
 WINDOW_EQUATION = "SoK Eq. 1 over every layer: 2 L n_kv d_h w_kv, the rate below the window"
 BEYOND_WINDOW_EQUATION = "SoK Eq. 1 over the full layers: 2 L_full n_kv d_h w_kv"
-STEP_KV_FORMULA = "b s 2 L n_kv d_h w_kv"
+STEP_KV_FORMULA = "b s 2 L n_kv d_h w_kv"  # for_model rewrites it for MLA
 WINDOW_STEP_KV_FORMULA = "b 2 n_kv d_h w_kv (L_full s + L_window min(s, W))"
 TRAFFIC_EQUATION = "SoK section 3.4, Table 4: s*(b) = P w_p / (b 2 L n_kv d_h w_kv)"
 CAPACITY_EQUATION = "SoK section 3.4: s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv)"
@@ -76,8 +76,22 @@ def kv_equation(model: Model) -> str:
     return WINDOW_EQUATION if model.attention.has_window else KV_EQUATION
 
 
+def for_model(model: Model, equation: str) -> str:
+    """An equation written for dense GQA, in the terms of the model: MLA caches L (d_c + d_r) w_kv per token, and an
+    MoE step reads W(b), the always-active weights plus the routed experts a batch of b touches."""
+    if isinstance(model.attention, LatentAttention):
+        equation = equation.replace("2 b L n_kv d_h s w_kv", "b L (d_c + d_r) s w_kv")
+        equation = equation.replace("2 L n_kv d_h w_kv", "L (d_c + d_r) w_kv")
+    if model.moe is not None:
+        equation = equation.replace("s*(b) = P w_p", "s*(b) = W(b)").replace("(P w_p + ", "(W(b) + ")
+        equation = equation.replace("b (2P + ", "b (2P_active + ")
+    return equation
+
+
 def crossover_equation(model: Model, equation: str) -> str:
-    """A crossover's equation, and how it is solved where window layers cap the footprint."""
+    """A crossover's equation in the model's terms (for_model), and how it is solved where window layers cap the
+    footprint."""
+    equation = for_model(model, equation)
     return f"{equation}, {WINDOW_CROSSOVER}" if model.attention.has_window else equation
 
 
@@ -172,8 +186,8 @@ class OperatingPoint:
     pinned_bandwidth: Quantity
     bandwidth: Quantity
     step_time: Quantity
-    speedup_int4: Quantity
-    speedup_int2: Quantity
+    speedup_int4: Quantity | None  # None where the cache is already as narrow
+    speedup_int2: Quantity | None
 
     def numbers(self) -> dict[str, Quantity]:
         """Every number of the answer, by field name."""
@@ -197,7 +211,8 @@ def operating_point(
     flops = float(step_flops(model, context, batch))
     speedups = {
         dtype: derived(speedup(step_weights, step_kv, traffic_compression(assumptions.kv_bits, 8 * dtype_bytes(dtype))),
-                       "ratio", f"{SPEEDUP_EQUATION}, c = w / w_q for {dtype}")
+                       "ratio", f"{SPEEDUP_EQUATION}, bytes only, c = w / w_q for {dtype}")
+        if dtype_bytes(dtype) < w_kv else None
         for dtype in COMPRESSED_KV_DTYPES
     }
     return OperatingPoint(
@@ -213,8 +228,8 @@ def operating_point(
                                    f"{kv_equation(model)}; w_kv = {w_kv:g} B ({assumptions.kv_dtype}, assumption)"),
         kv_bytes_per_token_beyond_window=derived(kv_bytes_per_token_beyond_window(model, w_kv), "bytes/token",
                                                  BEYOND_WINDOW_EQUATION) if model.attention.has_window else None,
-        step_kv_bytes=derived(step_kv, "bytes", f"SoK section 3.1: {step_kv_formula}"),
-        memory_needed=derived(resident + step_kv, "bytes", f"P w_p + {step_kv_formula}"),
+        step_kv_bytes=derived(step_kv, "bytes", for_model(model, f"SoK section 3.1: {step_kv_formula}")),
+        memory_needed=derived(resident + step_kv, "bytes", for_model(model, f"P w_p + {step_kv_formula}")),
         hbm_capacity=given(device.provenance["hbm_capacity"]),
         devices_needed=derived(math.ceil((resident + step_kv) / device.hbm_capacity), "count",
                                "memory needed / HBM, weights and KV sharded evenly"),
@@ -224,7 +239,7 @@ def operating_point(
                                          crossover_equation(model, CAPACITY_EQUATION)),
         arithmetic_intensity=derived(
             arithmetic_intensity(model, context, batch, w_p, w_kv), "FLOP/byte",
-            "SoK section 3.1: b (2P + 4 L n_q d_h s) / (P w_p + 2 b L n_kv d_h s w_kv)"
+            for_model(model, "SoK section 3.1: b (2P + 4 L n_q d_h s) / (P w_p + 2 b L n_kv d_h s w_kv)")
             + (", s the positions a layer caches on average (window layers capped)" if model.attention.has_window else ""),
         ),
         ridge_point=derived(ridge_point(device, precision), "FLOP/byte", f"SoK Table 3: I* = dense {precision} FLOP/s / HBM bandwidth"),

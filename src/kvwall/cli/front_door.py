@@ -1,7 +1,7 @@
 """Every input of the workflow, loaded and cross-checked once, before any job is scheduled (workflow/rules/common.smk).
 
-Each file goes through the loader its jobs use (catalogue, workflow config, reported values, tiers, both measure
-modes, every measured record, the printed numbers), so a value a job would refuse is refused here first; then the
+Each file goes through the loader its jobs use (catalogue, workflow config, reported values, the scale-up links and
+serving assumptions of deployments, tiers, both measure modes, every measured record, the printed numbers), so a value a job would refuse is refused here first; then the
 references the code relies on across files are checked. A missing file is an error like any other.
 """
 
@@ -17,6 +17,7 @@ from kvwall.canonical.measured import FIT_FIELDS, PLATFORM_IDS
 from kvwall.canonical.tiers import FITS
 from kvwall.formats import FORMATS
 from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported
@@ -134,6 +135,7 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
     reported = load_reported(catalog.files["reported"])
     if not reported:
         raise SpecError(catalog.files["reported"], "", "no reported values (*.yaml) found")
+    load_serving_inputs(catalog)
     tiers = load_tiers(config_dir / TIERS_FILE, catalog)
     measure = {mode: load_measure_config(config_dir / MEASURE_FILE, catalog, mode) for mode in MODES}
     _check_reported(reported, measure["full"], catalog.files["reported"])

@@ -3,6 +3,8 @@
     kvwall footprint --model llama-3-70b --context 128k
     kvwall crossover --model llama-3-70b --batch 1 32
     kvwall regime --model llama-3-70b --device b200 --batch 32 --context 128k
+    kvwall regime --model llama-3-70b --device h100-sxm --tp 4 --batch 32 --context 128k
+    kvwall fit --model deepseek-v3 --device b200 --batch 64 --context 128k --weight-dtype native
     kvwall measure ...
     kvwall benchmark
 """
@@ -16,9 +18,10 @@ import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from kvwall.cli import advice, answers, benchmark
+from kvwall.cli import advice, answers, benchmark, serving
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
+from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deployment, load_serving_inputs
 from kvwall.inputs.loader import LARGEST, SpecError, load_catalog, load_user_specs
 from kvwall.measure import command as measure_command
 from kvwall.units import DTYPE_BYTES, UnitError, parse_tokens
@@ -81,6 +84,35 @@ def _with_formats(catalog: Catalog, **formats: str | None) -> Catalog:
     return replace(catalog, assumptions=replace(catalog.assumptions, **chosen)) if chosen else catalog
 
 
+def _weight_dtype(args: argparse.Namespace, model) -> str | None:
+    """The --weight-dtype asked for, with ``native`` read as the format the model's checkpoint ships in."""
+    if args.weight_dtype != "native":
+        return args.weight_dtype
+    if model.weight_format is None:
+        raise CommandError(f"--weight-dtype native: {model.id} records no weight_format in config/models.yaml")
+    return model.weight_format
+
+
+def _deployment(args: argparse.Namespace, model, catalog: Catalog) -> Deployment:
+    """The deployment of --devices --tp --pp --ep --dp (devices default to TP x PP x DP), checked against the model."""
+    tp, pp, ep, dp = args.tp, args.pp, args.ep, args.dp
+    devices = args.devices if args.devices is not None else tp * pp * dp
+    a = catalog.assumptions
+    try:
+        return checked_deployment(model, Deployment(devices, tp, pp, ep, dp, a.weight_dtype, a.kv_dtype))
+    except DeploymentError as err:
+        raise CommandError(str(err)) from None
+
+
+def _precision(catalog: Catalog, device) -> str:
+    precision = catalog.assumptions.compute_precision
+    if precision not in device.dense_flops:
+        raise CommandError(f"compute precision {precision} (--compute-precision, or compute_precision of the "
+                           f"assumptions): {device.name} lists no dense rate for it (it lists "
+                           f"{', '.join(sorted(device.dense_flops))})")
+    return precision
+
+
 def _pick(collection, item_id: str, kind: str):
     if item_id not in collection:
         known = ", ".join(sorted(collection))
@@ -117,9 +149,11 @@ def _show(q: answers.Quantity) -> str:
     if unit == "FLOP/byte":
         return f"{v:.1f} FLOP/B"
     if unit == "s":
-        return f"{v * 1e3:.1f} ms"
+        return f"{v * 1e3:.1f} ms" if v >= 1e-3 or v == 0 else f"{v * 1e6:.1f} us"
     if unit == "ratio":
         return times(2)(v)
+    if unit == "tokens/s":
+        return f"{v:,.0f} tokens/s"
     return f"{v:g}"
 
 
@@ -139,8 +173,9 @@ def _json(obj) -> None:
 
 def footprint(args: argparse.Namespace) -> int:
     """KV bytes per token, KV bytes of the batch at the context, and weights (SoK Eq. 1, section 1.2)."""
-    catalog = _with_formats(_catalog(args), weight_dtype=args.weight_dtype)
+    catalog = _catalog(args)
     model = _pick(catalog.models, args.model, "model")
+    catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model))
     context, context_basis = _context(args, catalog)
     dtypes = args.kv_dtype or [catalog.assumptions.kv_dtype]
     dtype_basis = "--kv-dtype" if args.kv_dtype else "kv_dtype (assumption)"
@@ -160,13 +195,18 @@ def footprint(args: argparse.Namespace) -> int:
 
 def crossover(args: argparse.Namespace) -> int:
     """s*(b) per batch (SoK Table 4) and s_cap(b) on each device (SoK section 3.4)."""
-    catalog = _with_formats(_catalog(args), weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype)
+    catalog = _catalog(args)
     model = _pick(catalog.models, args.model, "model")
+    catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model), kv_dtype=args.kv_dtype)
     devices = [_pick(catalog.devices, d, "device") for d in args.device] if args.device else list(catalog.devices.values())
     rows = [answers.crossovers(model, devices, b, catalog.assumptions) for b in args.batch]
     a = catalog.assumptions
+    deployment = _deployment(args, model, catalog)
+    inputs = load_serving_inputs(catalog)
+    per_device = [serving.device_crossovers(model, devices, deployment, b, inputs) for b in args.batch]
     if args.json:
-        _json({"command": "crossover", "model": model.id, "weight_dtype": a.weight_dtype, "kv_dtype": a.kv_dtype, "rows": rows})
+        _json({"command": "crossover", "model": model.id, "weight_dtype": a.weight_dtype, "kv_dtype": a.kv_dtype, "rows": rows,
+               "deployment": deployment, "per_device": per_device})
         return 0
     print(f"{model.name}, {a.weight_dtype} weights and {a.kv_dtype} KV cache; all values derived")
     print(f"  s*(b)    {answers.crossover_equation(model, answers.TRAFFIC_EQUATION)}")
@@ -174,6 +214,11 @@ def crossover(args: argparse.Namespace) -> int:
     widths = {d.id: max(14, len(d.name) + 8) for d in devices}
     print(f"{'b':>6}  {'s*(b)':<28}" + "".join(f"{'s_cap ' + d.name:<{widths[d.id]}}" for d in devices).rstrip())
     for row in rows:
+        caps = "".join(f"{'cannot load' if q.value < 0 else tokens(q.value):<{widths[d]}}" for d, q in row.capacity_crossover.items())
+        print(f"{row.batch.value:>6g}  {_show(row.traffic_crossover):<28}{caps}".rstrip())
+    print(f"Per device, {deployment.label} ({deployment.devices} devices): s*(b) of a device's weight and KV shares, "
+          f"s_cap with (HBM - weights) x {inputs.usable_memory_fraction:g} for KV (assumption usable_memory_fraction)")
+    for row in per_device:
         caps = "".join(f"{'cannot load' if q.value < 0 else tokens(q.value):<{widths[d]}}" for d, q in row.capacity_crossover.items())
         print(f"{row.batch.value:>6g}  {_show(row.traffic_crossover):<28}{caps}".rstrip())
     return 0
@@ -199,29 +244,36 @@ _POINT_LABELS = {
     "pinned_bandwidth": "bandwidth, pinned pages",
     "bandwidth": "bandwidth used",
     "step_time": "step time",
-    "speedup_int4": "speedup, 4-bit KV",
-    "speedup_int2": "speedup, 2-bit KV",
+    "speedup_int4": "bytes-only S(c), 4-bit KV",
+    "speedup_int2": "bytes-only S(c), 2-bit KV",
 }
 
 
 def regime(args: argparse.Namespace) -> int:
     """The regime of a model on a device at (b, s), the numbers behind it, and the design rules (SoK section 6.2)."""
-    catalog = _with_formats(_catalog(args), weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
-                            compute_precision=args.compute_precision)
+    catalog = _catalog(args)
     model = _pick(catalog.models, args.model, "model")
+    catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model), kv_dtype=args.kv_dtype,
+                            compute_precision=args.compute_precision)
     device = _pick(catalog.devices, args.device, "device")
-    precision = catalog.assumptions.compute_precision
-    if precision not in device.dense_flops:
-        raise CommandError(f"compute precision {precision} (--compute-precision, or compute_precision of the "
-                           f"assumptions): {device.name} lists no dense rate for it (it lists "
-                           f"{', '.join(sorted(device.dense_flops))})")
+    precision = _precision(catalog, device)
     context, context_basis = _context(args, catalog)
     placement = args.placement or catalog.evaluation.placement
     point = answers.operating_point(model, device, args.batch, context, catalog.assumptions, placement, context_basis)
     rules = advice.design_rules(point)
+    deployment = _deployment(args, model, catalog)
+    inputs = load_serving_inputs(catalog)
+    per_device = serving.device_answer(model, device, deployment, args.batch, context, inputs, precision)
+    a = catalog.assumptions
+    smallest = serving.smallest_fitting(model, device, args.batch, context, inputs, precision, a.weight_dtype, a.kv_dtype)
     if args.json:
         _json({"command": "regime", "model": model.id, "device": device.id, "placement": placement,
-               "regime": point.regime, "numbers": point.numbers(), "design_rules": rules})
+               "regime": point.regime, "numbers": point.numbers(), "design_rules": rules,
+               "deployment": deployment, "per_device_regime": per_device.regime, "per_device": per_device.numbers(),
+               "compute_bound": per_device.compute_bound, "kv_format_speedups": per_device.kv_format_speedups,
+               "weight_format_speedups": per_device.weight_format_speedups,
+               "compute_bound_formats": per_device.compute_bound_formats,
+               "smallest_fitting_deployment": smallest.deployment if smallest else None})
         return 0
     ai, ridge = point.arithmetic_intensity.value, point.ridge_point.value
     print(f"{model.name} on {device.name} ({placement} pages), batch {args.batch}, context {tokens(context)}")
@@ -234,10 +286,100 @@ def regime(args: argparse.Namespace) -> int:
     for name, q in point.numbers().items():
         print(_line(_POINT_LABELS[name], q))
     print()
+    _print_device_answer(per_device, device, smallest, precision)
+    print()
     print("Design rules (SoK section 6.2); [x] applies here")
     for rule in rules:
         print(f"  [{'x' if rule.applies else ' '}] {rule.number}. {rule.statement}")
         print(f"       {rule.advice}")
+    return 0
+
+
+_DEVICE_LABELS = {
+    "devices": "devices",
+    "kv_heads_per_device": "KV heads per device",
+    "weight_bytes_per_device": "weights per device (resident)",
+    "step_weight_bytes_per_device": "weight bytes read per step",
+    "kv_bytes_per_device": "KV bytes per device",
+    "memory_needed_per_device": "memory needed per device",
+    "hbm_capacity": "HBM capacity",
+    "kv_memory_per_device": "KV memory per device",
+    "sequences_that_fit": "sequences that fit",
+    "running_batch": "batch that runs",
+    "traffic_crossover_per_device": "s*(b) per device",
+    "deployment_capacity_crossover": "s_cap per device",
+    "memory_time": "memory time",
+    "compute_time": "compute time",
+    "collectives_time": "collectives time",
+    "step_time_bound": "step time, lower bound",
+    "step_time_estimate": "step time, estimate",
+    "token_rate_bound": "token rate, from the bound",
+    "token_rate_estimate": "token rate, from the estimate",
+    "time_per_output_token_bound": "TPOT, from the bound",
+    "time_per_output_token_estimate": "TPOT, from the estimate",
+}
+
+
+def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: serving.DeviceAnswer | None,
+                         precision: str) -> None:
+    """The per-device section of `kvwall regime`: bytes, capacity, regime, the two step times and format speedups."""
+    d = answer.deployment
+    layout = f"{d.devices} x {device.name}" + (f", {d.label}" if d.devices > 1 else "")
+    runs = answer.running_batch.value
+    at = f" at the {runs:g} sequences that run" if 0 < runs < answer.batch_asked else ""
+    print(f"Per device: {layout}, {d.weight_format} weights, {d.kv_format} KV; regime {answer.regime}{at} (derived)")
+    for name, q in answer.numbers().items():
+        print(_line(_DEVICE_LABELS[name], q))
+    if answer.running_batch.value == 0:
+        print("  Not one sequence fits beside the weights: the step times are those of one sequence, for scale.")
+    if answer.compute_bound:
+        print(f"  The step is compute-bound with {d.weight_format} weights and {d.kv_format} KV: its FLOPs over the "
+              f"dense {precision} peak exceed its bytes over the bandwidth, so no narrower format shortens it.")
+    else:
+        print("  The step is memory-bound: its bytes over the bandwidth take longer than its FLOPs.")
+    for kind, speedups in (("KV", answer.kv_format_speedups), ("weight", answer.weight_format_speedups)):
+        if speedups:
+            listed = ", ".join(f"{fmt} {times(2)(q.value)}" for fmt, q in speedups.items())
+            print(f"  Speedup of a narrower {kind} format (step-time bound ratio; 1 where compute binds): {listed}")
+    if answer.compute_bound_formats:
+        print(f"  Compute binds the step with {', '.join(answer.compute_bound_formats)}: past that precision a "
+              "narrower format saves nothing.")
+    if smallest is None:
+        print(f"  Smallest deployment on {device.name} that holds the batch: none of up to 64 devices")
+    else:
+        best = smallest.deployment
+        where = "one device" if best.devices == 1 else f"{best.label} on {best.devices} devices"
+        print(f"  Smallest deployment on {device.name} that holds the batch: {where} (step-time bound "
+              f"{_show(smallest.step_time_bound)})")
+
+
+def fit(args: argparse.Namespace) -> int:
+    """The deployments (devices x TP x EP) of a model on a device that hold the batch at the context, smallest first."""
+    catalog = _catalog(args)
+    model = _pick(catalog.models, args.model, "model")
+    catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model), kv_dtype=args.kv_dtype,
+                            compute_precision=args.compute_precision)
+    device = _pick(catalog.devices, args.device, "device")
+    precision = _precision(catalog, device)
+    context, _ = _context(args, catalog)
+    a = catalog.assumptions
+    found = serving.fitting_deployments(model, device, args.batch, context, load_serving_inputs(catalog), precision,
+                                        a.weight_dtype, a.kv_dtype)
+    if args.json:
+        _json({"command": "fit", "model": model.id, "device": device.id, "weight_dtype": a.weight_dtype,
+               "kv_dtype": a.kv_dtype, "deployments": [{"deployment": f.deployment, "regime": f.regime, **f.numbers()}
+                                                     for f in found]})
+        return 0
+    print(f"{model.name} on {device.name}, batch {args.batch}, context {tokens(context)}, {a.weight_dtype} weights, "
+          f"{a.kv_dtype} KV: deployments that hold every sequence, fewest devices first; all values derived")
+    if not found:
+        print("  none of up to 64 devices")
+        return 0
+    print(f"  {'devices':>7}  {'layout':<16}{'weights/dev':>12}{'KV/dev':>11}  {'regime':<15}{'bound':>9}{'estimate':>10}")
+    for f in found:
+        print(f"  {f.deployment.devices:>7}  {f.deployment.label:<16}{f.weight_bytes_per_device.value / 1e9:>9.1f} GB"
+              f"{f.kv_bytes_per_device.value / 1e9:>8.1f} GB  {f.regime:<15}{f.step_time_bound.value * 1e3:>6.1f} ms"
+              f"{f.step_time_estimate.value * 1e3:>7.1f} ms")
     return 0
 
 
@@ -266,7 +408,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
     print(f"  floor                     {result.floor:8.2f} s  ({result.import_time:.2f} s interpreter + imports "
           f"x {result.jobs} jobs / {result.parallelism})")
     print(f"  grid throughput           {result.grid_throughput:8.3g} points/s  ({result.grid_points:,} (s, b) points: "
-          "AI, s*, regime, speedup)")
+          "AI, s*, regime, speedup, TP 4 step-time bound and estimate)")
     print("Targets")
     for target, ok in met.items():
         print(f"  {'PASS' if ok else 'MISS'}  {target}")
@@ -293,8 +435,26 @@ def build_parser() -> argparse.ArgumentParser:
     context_help = "context length in tokens: 131072, 128k, 1M, 1e6 (k per config/assumptions.yaml tokens_per_k)"
 
     def format_option(stored: str) -> dict:
+        if stored == "weight":
+            return {"choices": [*sorted(DTYPE_BYTES), "native"], "metavar": "DTYPE",
+                    "help": f"weight storage format: {', '.join(DTYPE_BYTES)}, or native (the format the model's "
+                            "checkpoint ships in, weight_format of config/models.yaml) (default: weight_dtype of the "
+                            "assumptions)"}
         return {"choices": sorted(DTYPE_BYTES), "metavar": "DTYPE",
                 "help": f"{stored} storage format: {', '.join(DTYPE_BYTES)} (default: {stored}_dtype of the assumptions)"}
+
+    def deployment_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--devices", type=_positive_int, metavar="N",
+                       help="devices the model is deployed on; must equal TP x PP x DP (default: TP x PP x DP)")
+        p.add_argument("--tp", type=_positive_int, default=1, metavar="T",
+                       help="tensor-parallel degree: heads and matrices of each layer split over T devices (default 1)")
+        p.add_argument("--pp", type=_positive_int, default=1, metavar="P",
+                       help="pipeline stages: the layers split over P stages run one after the other (default 1)")
+        p.add_argument("--ep", type=_positive_int, default=1, metavar="E",
+                       help="expert-parallel degree: the routed experts spread over E devices; must divide the "
+                            "experts and TP x DP (default 1)")
+        p.add_argument("--dp", type=_positive_int, default=1, metavar="D",
+                       help="attention data-parallel degree: the sequences split over D attention replicas (default 1)")
 
     p = subparsers.add_parser("footprint", parents=common, help="KV bytes per token and per batch, and weights (Eq. 1)")
     p.add_argument("--model", required=True)
@@ -312,6 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="batch size(s) (default: SoK Table 4's 1 8 32 128 256)")
     p.add_argument("--weight-dtype", **format_option("weight"))
     p.add_argument("--kv-dtype", **format_option("kv"))
+    deployment_options(p)
     p.set_defaults(func=crossover)
 
     p = subparsers.add_parser("regime", parents=common, help="which regime, the numbers behind it, and what to do")
@@ -325,7 +486,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compute-precision", metavar="PRECISION",
                    help="dense tensor rate the ridge and step time use, as config/devices.yaml names it: bf16, fp8 "
                    "(default: compute_precision of the assumptions)")
+    deployment_options(p)
     p.set_defaults(func=regime)
+
+    p = subparsers.add_parser("fit", parents=common, help="deployments of a model on a device that hold a batch at a context")
+    p.add_argument("--model", required=True, help="model id of config/models.yaml")
+    p.add_argument("--device", required=True, help="device id of config/devices.yaml")
+    p.add_argument("--batch", type=_positive_int, required=True, help="sequences to keep resident at once")
+    p.add_argument("--context", required=True, help=context_help)
+    p.add_argument("--weight-dtype", **format_option("weight"))
+    p.add_argument("--kv-dtype", **format_option("kv"))
+    p.add_argument("--compute-precision", metavar="PRECISION",
+                   help="dense tensor rate the step-time bound uses: bf16, fp8 (default: compute_precision of the assumptions)")
+    p.set_defaults(func=fit)
 
     measure_command.register(subparsers)
 

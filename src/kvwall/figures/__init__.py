@@ -34,6 +34,7 @@ FIGURES: dict[str, FigureEntry] = {
     "fig6_placement": FigureEntry("placement", "Long-context token-rate ceiling, striped against pinned pages", "derived"),
     "fig7_speed_quality": FigureEntry("speed_quality", "Speed-quality plane of the lossy domains", "derived speed, reported quality"),
     "fig8_reuse": FigureEntry("reuse", "W4 reuse: recompute against fetch", "derived"),
+    "deployment_regimes": FigureEntry("deployment_regimes", "Regime map per device of a deployment", "derived"),
 }
 
 

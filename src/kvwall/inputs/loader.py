@@ -45,6 +45,7 @@ WHOLE = ("count", "tokens")
 #: The dimension of each numeric assumption of config/assumptions.yaml.
 ASSUMPTION_DIMENSIONS = {
     "tokens_per_k": "tokens", "prefill_mfu": "ratio", "attention_flops_at_full_context": "ratio", "moe_uniform_routing": "ratio",
+    "usable_memory_fraction": "ratio", "collective_latency": "s", "hbm_bandwidth_efficiency": "ratio",
 }
 
 #: The folder of reported values (kvwall.inputs.reported), relative to the config directory.
@@ -248,6 +249,12 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
                 raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
             if moe.dense_layers > n["n_layers"]:
                 raise SpecError(reader.file, f"{key}.moe.dense_layers", f"{moe.dense_layers} exceeds n_layers {n['n_layers']}")
+        weight_format = entry.get("weight_format", {}).get("value")
+        if weight_format is not None:
+            try:
+                dtype_bytes(weight_format)
+            except UnitError as err:
+                raise SpecError(reader.file, f"{key}.weight_format.value", str(err)) from None
         models[model_id] = Model(
             id=model_id,
             name=entry["name"],
@@ -255,6 +262,7 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             params_nominal=prov["params_nominal"].value,
             tied_embeddings=entry.get("tied_embeddings", False),
             moe=moe,
+            weight_format=weight_format,
             provenance=MappingProxyType(prov),
             **n,
         )

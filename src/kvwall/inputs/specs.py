@@ -213,6 +213,7 @@ class Model:
     params_nominal: float
     tied_embeddings: bool = False
     moe: MixtureOfExperts | None = None
+    weight_format: str | None = None  # the storage format the checkpoint ships in; None where not recorded
     provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
 
     @property

@@ -12,6 +12,7 @@ WEIGHT_BOUND = "weight-bound"
 KV_BOUND = "kv-bound"
 CAPACITY_BOUND = "capacity-bound"
 REGIMES = (WEIGHT_BOUND, KV_BOUND, CAPACITY_BOUND)
+_REGIME_NAMES = np.array(REGIMES)
 
 
 def traffic_crossover(model: Model, weight_bytes: ArrayLike, kv_bytes_per_element: ArrayLike, batch: ArrayLike) -> np.ndarray:
@@ -42,7 +43,8 @@ def regime(context: ArrayLike, traffic_crossover_tokens: ArrayLike, capacity_cro
     s = np.asarray(context, dtype=float)
     s_star = np.asarray(traffic_crossover_tokens, dtype=float)
     s_cap = np.asarray(capacity_crossover_tokens, dtype=float)
-    return np.where(s > s_cap, CAPACITY_BOUND, np.where(s < s_star, WEIGHT_BOUND, KV_BOUND))
+    code = np.where(s > s_cap, 2, 1 - (s < s_star))  # indexes REGIMES: weight 0, kv 1, capacity 2
+    return _REGIME_NAMES[code]
 
 
 def speedup(weight_bytes: ArrayLike, kv_bytes: ArrayLike, compression: ArrayLike) -> np.ndarray:

@@ -44,6 +44,7 @@ ARTIFACTS: dict[str, tuple[str, str]] = {
     "derived/prefix_sharing_w3": ("in_text", "prefix_sharing"),
     "derived/reuse_w4": ("in_text", "reuse"),
     "derived/combinations": ("in_text", "combinations"),
+    "derived/deployments": ("deployments", "deployments"),
 }
 
 

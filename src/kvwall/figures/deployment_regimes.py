@@ -1,0 +1,75 @@
+"""The regime map per device of a deployment over (batch, context): Llama-3-70B on H100 at TP 1, 2, 4 and 8, and
+DeepSeek-V3 on B200 at TP 8 without and with attention data parallelism (DP 8, experts over all 8 devices).
+
+Each panel shades the regime of one device on its shares, bounded by its s*(b) and s_cap
+(kvwall.model.capacity.device_traffic_crossover, deployment_capacity_crossover, the crossovers device_regime uses);
+the line marks the largest batch the deployment holds at each context (to its right the rest of the sequences wait).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from kvwall.figures.inputs import FigureInputs
+from kvwall.figures.style import REGIME_COLORS, new_figure, settle, token_axis
+from kvwall.inputs.deployment import Deployment, checked_deployment, load_serving_inputs
+from kvwall.model.capacity import deployment_capacity_crossover, device_traffic_crossover, sequences_that_fit
+from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND
+
+BATCHES = np.geomspace(1, 256, 49)
+CONTEXTS = np.geomspace(1e3, 1e7, 81)
+
+#: (model, device, deployment degrees TP, DP, EP) of each panel.
+PANELS = (
+    ("llama-3-70b", "h100-sxm", 1, 1, 1),
+    ("llama-3-70b", "h100-sxm", 2, 1, 1),
+    ("llama-3-70b", "h100-sxm", 4, 1, 1),
+    ("llama-3-70b", "h100-sxm", 8, 1, 1),
+    ("deepseek-v3", "b200", 8, 1, 1),
+    ("deepseek-v3", "b200", 1, 8, 8),
+)
+
+
+def panel_bounds(inputs: FigureInputs, model_id: str, device_id: str, tp: int, dp: int, ep: int):
+    """Model, device, deployment, the lower and upper context of each regime at every batch, and the sequences that
+    fit at every context, for one panel; weights in the checkpoint's format where the model records one."""
+    catalog = inputs.catalog
+    model, device = catalog.models[model_id], catalog.devices[device_id]
+    a, usable = catalog.assumptions, load_serving_inputs(catalog).usable_memory_fraction
+    d = checked_deployment(model, Deployment(tp * dp, tp, 1, ep, dp, model.weight_format or a.weight_dtype, a.kv_dtype))
+    low, high = CONTEXTS[0], CONTEXTS[-1]
+    s_cap = np.clip(np.full_like(BATCHES, float(deployment_capacity_crossover(model, d, device.hbm_capacity, usable))),
+                    low, high)
+    kv_floor = np.clip(np.minimum(device_traffic_crossover(model, d, BATCHES), s_cap), low, high)
+    regions = {WEIGHT_BOUND: (np.full_like(s_cap, low), kv_floor), KV_BOUND: (kv_floor, s_cap),
+               CAPACITY_BOUND: (s_cap, np.full_like(s_cap, high))}
+    return model, device, d, regions, sequences_that_fit(model, d, CONTEXTS, device.hbm_capacity, usable)
+
+
+def draw(inputs: FigureInputs) -> Figure:
+    """Six panels, one per deployment of PANELS, with one legend."""
+    figure = new_figure(7.2, 4.6, "derived")
+    axes = figure.subplots(2, 3, sharey=True)
+    for ax, panel in zip(axes.flat, PANELS):
+        model, device, d, regions, fitting = panel_bounds(inputs, *panel)
+        for name, (lower, upper) in regions.items():
+            ax.fill_between(BATCHES, lower, upper, color=REGIME_COLORS[name], linewidth=0,
+                            gid=f"region {name} {model.id} {d.label}")
+        holds = fitting >= 1
+        ax.plot(fitting[holds], CONTEXTS[holds], color="black", linewidth=1.0, gid=f"batch that fits {model.id} {d.label}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlim(BATCHES[0], BATCHES[-1])
+        ax.set_ylim(CONTEXTS[0], CONTEXTS[-1])
+        token_axis(ax.yaxis)
+        ax.set_title(f"{model.name}, {d.label}\n{d.devices} x {device.name}, {d.weight_format}", fontsize=7)
+        ax.set_xlabel("batch b", fontsize=7)
+        ax.tick_params(labelsize=6)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("context s (tokens)", fontsize=7)
+    figure.legend(handles=[Patch(color=REGIME_COLORS[name], label=name) for name in REGIME_COLORS]
+                  + [Patch(color="black", label="largest batch held at once")], loc="outside lower center", ncol=4,
+                  fontsize=6.5, frameon=False)
+    return settle(figure)

@@ -1,0 +1,159 @@
+"""A deployment: how a model is laid out over several devices, and the inputs that price its collectives.
+
+Devices = TP x PP x DP: tensor parallelism splits each layer's heads and matrices over TP devices, pipeline
+parallelism its layers over PP stages, attention data parallelism its sequences over DP replicas of the attention.
+The routed experts of a stage are spread over its TP x DP devices: EP of them hold different experts, the rest split
+each expert's matrices; with attention DP the experts span every device of the stage (EP = TP x DP). One device with every degree 1 is the paper's frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.loader import QuantityReader, SpecError, read_yaml, validate
+from kvwall.inputs.specs import Device, Model, Sourced
+from kvwall.units import DTYPE_BYTES, dtype_bytes
+
+#: Where each field of a deployment is given on the command line, for the one-line refusal.
+FLAGS = {"devices": "--devices", "tensor_parallel": "--tp", "pipeline_parallel": "--pp", "expert_parallel": "--ep",
+         "data_parallel": "--dp", "weight_format": "--weight-dtype", "kv_format": "--kv-dtype"}
+
+
+class DeploymentError(ValueError):
+    """A deployment that cannot be built: where it was given (flag or file and key) and why."""
+
+    def __init__(self, where: str, reason: str):
+        self.where, self.reason = where, reason
+        super().__init__(f"{where}: {reason}")
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Devices, parallel degrees and storage formats of one serving layout."""
+
+    devices: int = 1
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
+    data_parallel: int = 1
+    weight_format: str = "bf16"
+    kv_format: str = "bf16"
+
+    @property
+    def weight_bytes_per_param(self) -> float:
+        return dtype_bytes(self.weight_format)
+
+    @property
+    def kv_bytes_per_element(self) -> float:
+        return dtype_bytes(self.kv_format)
+
+    @property
+    def label(self) -> str:
+        """TP4, TP8 DP8 EP64: the degrees above 1 (one device: "1 device")."""
+        parts = [f"{name}{degree}" for name, degree in (("TP", self.tensor_parallel), ("PP", self.pipeline_parallel),
+                                                          ("DP", self.data_parallel), ("EP", self.expert_parallel))
+                 if degree > 1]
+        return " ".join(parts) or "1 device"
+
+
+def checked_deployment(model: Model, deployment: Deployment, flags: Mapping[str, str] = MappingProxyType(FLAGS)) -> Deployment:
+    """The deployment if it can serve ``model``; otherwise DeploymentError naming the flag (or key) and the reason."""
+    d, where = deployment, flags
+    for name in ("devices", "tensor_parallel", "pipeline_parallel", "expert_parallel", "data_parallel"):
+        if getattr(d, name) < 1:
+            raise DeploymentError(where[name], f"must be at least 1 (got {getattr(d, name)})")
+    for name in ("weight_format", "kv_format"):
+        if getattr(d, name) not in DTYPE_BYTES:
+            raise DeploymentError(where[name], f"storage format {getattr(d, name)!r} is not understood "
+                                               f"(known: {', '.join(DTYPE_BYTES)})")
+    tp, pp, dp, ep = d.tensor_parallel, d.pipeline_parallel, d.data_parallel, d.expert_parallel
+    if tp * pp * dp != d.devices:
+        raise DeploymentError(where["devices"], f"{d.devices} devices do not match TP {tp} x PP {pp} x DP {dp} = "
+                                                f"{tp * pp * dp}")
+    if model.n_q_heads % tp:
+        raise DeploymentError(where["tensor_parallel"], f"TP {tp} does not divide the {model.n_q_heads} query heads of "
+                                                        f"{model.name}")
+    if model.n_kv_heads % tp and tp % model.n_kv_heads:
+        raise DeploymentError(where["tensor_parallel"], f"TP {tp} neither divides nor is a multiple of the "
+                                                        f"{model.n_kv_heads} KV heads of {model.name}")
+    if pp > model.n_layers:
+        raise DeploymentError(where["pipeline_parallel"], f"PP {pp} exceeds the {model.n_layers} layers of {model.name}")
+    if model.moe is None and ep > 1:
+        raise DeploymentError(where["expert_parallel"], f"{model.name} has no experts to spread (EP must be 1)")
+    if model.moe is not None and model.moe.routed_experts % ep:
+        raise DeploymentError(where["expert_parallel"], f"EP {ep} does not divide the {model.moe.routed_experts} "
+                                                        f"routed experts of {model.name}")
+    if (tp * dp) % ep:
+        raise DeploymentError(where["expert_parallel"], f"EP {ep} does not divide the TP {tp} x DP {dp} = {tp * dp} "
+                                                        "devices of a pipeline stage")
+    if model.moe is not None and dp > 1 and ep != tp * dp:
+        raise DeploymentError(where["expert_parallel"], f"with attention DP {dp} the experts must be spread over all "
+                                                        f"TP {tp} x DP {dp} = {tp * dp} devices of a stage (EP "
+                                                        f"{tp * dp}): tokens reach them by dispatch, the one exchange "
+                                                        "modelled")
+    return d
+
+
+@dataclass(frozen=True)
+class ScaleUpLink:
+    """The link between the GPUs of one scale-up domain (NVLink): per GPU, one direction."""
+
+    id: str
+    name: str
+    bandwidth: float  # bytes/s
+    devices: tuple[str, ...]
+    provenance: Mapping[str, Sourced]
+
+
+@dataclass(frozen=True)
+class ServingInputs:
+    """What a deployment's step time and capacity need beyond the catalogue: scale-up links and stated assumptions."""
+
+    links: Mapping[str, ScaleUpLink]
+    usable_memory_fraction: float
+    collective_latency: float  # s
+    activation_bytes: float  # bytes per activation value a collective moves
+    hbm_bandwidth_efficiency: float
+    provenance: Mapping[str, Sourced]
+    file: str
+
+    def link_of(self, device: Device) -> ScaleUpLink:
+        """The scale-up link ``device`` joins others over; SpecError when config/links.yaml names none."""
+        for link in self.links.values():
+            if device.id in link.devices:
+                return link
+        raise SpecError(self.file, "scale_up_links", f"no link lists device {device.id!r}: a deployment of more than "
+                                                     f"one {device.name} needs the rate its devices exchange data at")
+
+
+def load_serving_inputs(catalog: Catalog) -> ServingInputs:
+    """Read config/links.yaml's scale_up_links and the serving assumptions of the catalogue."""
+    path = Path(catalog.files["links"])
+    document = read_yaml(path)
+    validate(document, "links", path)
+    reader = QuantityReader(path, document, document["evidence"])
+    links = {}
+    for link_id, entry in document.get("scale_up_links", {}).items():
+        key = f"scale_up_links.{link_id}"
+        bandwidth = reader.quantity(entry["bandwidth"], f"{key}.bandwidth", "bytes/s")
+        for i, device_id in enumerate(entry["devices"]):
+            if device_id not in catalog.devices:
+                raise SpecError(path, f"{key}.devices[{i}]", f"device {device_id!r} does not exist in "
+                                                            f"{catalog.files['devices']}")
+        links[link_id] = ScaleUpLink(link_id, entry["name"], bandwidth.value, tuple(entry["devices"]),
+                                     MappingProxyType({"bandwidth": bandwidth}))
+    given = catalog.assumptions.provenance
+    names = ("usable_memory_fraction", "collective_latency", "activation_dtype", "hbm_bandwidth_efficiency")
+    return ServingInputs(
+        links=MappingProxyType(links),
+        usable_memory_fraction=given["usable_memory_fraction"].value,
+        collective_latency=given["collective_latency"].value,
+        activation_bytes=dtype_bytes(given["activation_dtype"].value),
+        hbm_bandwidth_efficiency=given["hbm_bandwidth_efficiency"].value,
+        provenance=MappingProxyType({name: given[name] for name in names}),
+        file=str(path),
+    )

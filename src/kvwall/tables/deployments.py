@@ -1,0 +1,82 @@
+"""Deployments that serve W1 and W2: for each catalogue model and device, the fewest devices and the TP that hold the
+workload's batch at its context, with the per-device bytes, regime and the two step times (kvwall.model.sharding,
+capacity, step_time). One device with TP 1 is the paper's frame (SoK Tables 5 and 6)."""
+
+from __future__ import annotations
+
+import math
+
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.deployment import load_serving_inputs
+from kvwall.model.capacity import device_regime
+from kvwall.model.fitting import candidate_deployments, holds_batch
+from kvwall.model.step_time import device_step
+from kvwall.render import Column, Table
+
+#: The workloads the table sizes deployments for (SoK Table 6: the batch-size lever).
+WORKLOADS = ("w1", "w2")
+
+
+def deployments(catalog: Catalog, selections: dict) -> Table:
+    """The smallest deployment per model, device and workload, in the model's checkpoint format where recorded."""
+    a, serving = catalog.assumptions, load_serving_inputs(catalog)
+    usable = serving.usable_memory_fraction
+    rows = []
+    for model in catalog.models.values():
+        weight_format = model.weight_format or a.weight_dtype
+        for device in catalog.devices.values():
+            linked = any(device.id in link.devices for link in serving.links.values())
+            precision = a.compute_precision
+            for workload_id in WORKLOADS:
+                w = catalog.workloads[workload_id]
+                found = next((d for d in candidate_deployments(model, weight_format, a.kv_dtype)
+                              if (d.devices == 1 or linked)
+                              and holds_batch(model, d, w.batch, w.context, device.hbm_capacity, usable)), None)
+                row = {"model_id": model.id, "model": model.name, "device_id": device.id, "device": device.name,
+                       "workload_id": w.id.upper(), "weight_format": weight_format}
+                if found is not None:
+                    link = serving.link_of(device).bandwidth if found.devices > 1 else math.inf
+                    step = device_step(model, found, w.context, w.batch, device.hbm_bandwidth,
+                                       device.dense_flops[precision], link, serving.collective_latency,
+                                       serving.activation_bytes, serving.hbm_bandwidth_efficiency)
+                    row.update({
+                        "devices": found.devices, "layout": found.label,
+                        "weight_bytes": float(step.weight_bytes), "kv_bytes": float(step.kv_bytes),
+                        "regime": str(device_regime(model, found, w.context, w.batch, device.hbm_capacity, usable)),
+                        "step_time_bound": float(step.bound), "step_time_estimate": float(step.estimate),
+                    })
+                else:
+                    row.update({"layout": "none of up to 64 devices" if linked
+                                else "not on one; no scale-up link in config/links.yaml"})
+                rows.append(row)
+    return Table(
+        id="deployments",
+        title="Deployments that hold W1 and W2: fewest devices per model and device, per-device bytes and step times",
+        caption=f"W1 (b = 1) and W2 (b = 32) at 128k context. The first single-stage deployment (fewest devices, then "
+        f"lowest TP; MoE experts over 1 or all devices) whose devices keep every sequence resident, with (HBM - weights) "
+        f"x {usable:g} for KV (assumption usable_memory_fraction). Weights in the checkpoint's format where the model "
+        f"records one, else {a.weight_dtype}; KV in {a.kv_dtype}. Weight bytes are those read per step (MoE: experts "
+        "touched). Regime per device: s*(b) and s_cap on the device's shares. Bound: max(memory, compute time) at the "
+        f"datasheet bandwidth and dense {a.compute_precision} rate, no collectives; estimate: memory time at "
+        f"{serving.hbm_bandwidth_efficiency:g} of the bandwidth plus every collective, no overlap (assumptions "
+        "hbm_bandwidth_efficiency, collective_latency). A device with no scale-up link in config/links.yaml is tried "
+        "on its own only.",
+        columns=(
+            Column("model_id", "Model id", printed=False),
+            Column("model", "Model"),
+            Column("device_id", "Device id", printed=False),
+            Column("device", "Device"),
+            Column("workload_id", "Workload"),
+            Column("weight_format", "Weights"),
+            Column("devices", "Devices", "derived", "int", "count"),
+            Column("layout", "Layout", "derived"),
+            Column("weight_bytes", "Weights/device (GB)", "derived", "gb1", "bytes"),
+            Column("kv_bytes", "KV/device (GB)", "derived", "gb1", "bytes"),
+            Column("regime", "Regime/device", "derived"),
+            Column("step_time_bound", "Bound (ms)", "derived", "ms1", "s"),
+            Column("step_time_estimate", "Estimate (ms)", "derived", "ms1", "s"),
+        ),
+        rows=tuple(rows),
+        sources=(catalog.files["models"], catalog.files["devices"], catalog.files["links"], catalog.files["workloads"],
+                 catalog.files["assumptions"]),
+    )

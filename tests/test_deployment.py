@@ -1,0 +1,228 @@
+"""Deployments over several devices: per-device weights, KV, FLOPs, collectives, capacity and step times, pinned to
+values computed by hand here; one device reproduces the paper-frame numbers exactly."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kvwall.cli.main import main
+from kvwall.cli.serving import device_answer
+from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deployment, load_serving_inputs
+from kvwall.model.capacity import deployment_capacity_crossover, device_traffic_crossover, sequences_that_fit
+from kvwall.model.collectives import ring_all_reduce_bytes, tensor_parallel_time
+from kvwall.model.regimes import capacity_crossover, traffic_crossover
+from kvwall.model.roofline import resident_weight_bytes, step_flops, step_time, step_weight_bytes
+from kvwall.model.sharding import (kv_bytes_per_device, kv_heads_per_device, resident_weight_bytes_per_device,
+                                   step_flops_per_device, step_weight_bytes_per_device)
+from kvwall.model.footprint import kv_bytes
+from kvwall.model.step_time import device_step
+from kvwall.units import dtype_bytes
+
+CONFIG = str(Path(__file__).resolve().parents[1] / "config")
+
+
+@pytest.fixture(scope="module")
+def deepseek(catalog):
+    return catalog.models["deepseek-v3"]
+
+
+def test_llama_3_70b_at_tp4_holds_a_quarter_of_the_weights_and_two_kv_heads(llama70):
+    d = checked_deployment(llama70, Deployment(4, 4))
+    assert resident_weight_bytes_per_device(llama70, d) == 70e9 * 2 / 4 == 35e9
+    assert kv_heads_per_device(llama70, 4) == 8 // 4 == 2
+    # b = 1, s = 1000, bf16: 2 L (n_kv / TP) d_h w_kv s = 2 x 80 x 2 x 128 x 2 x 1000
+    assert kv_bytes_per_device(llama70, d, 1000, 1) == 2 * 80 * 2 * 128 * 2 * 1000
+
+
+def test_gqa_heads_replicate_above_n_kv(llama70):
+    d = checked_deployment(llama70, Deployment(16, 16))
+    assert kv_heads_per_device(llama70, 16) == 1
+    assert kv_bytes_per_device(llama70, d, 1000, 1) == 2 * 80 * 1 * 128 * 2 * 1000  # one whole head, not half of one
+
+
+def test_mla_latent_is_whole_on_every_tp_rank_and_dp_splits_sequences(deepseek):
+    tp8 = checked_deployment(deepseek, Deployment(8, 8))
+    assert kv_heads_per_device(deepseek, 8) is None
+    assert kv_bytes_per_device(deepseek, tp8, 1000, 1) == 61 * (512 + 64) * 2 * 1000  # L (d_c + d_r) w_kv s
+    dp8 = checked_deployment(deepseek, Deployment(8, 1, 1, 8, 8))
+    assert kv_bytes_per_device(deepseek, dp8, 1000, 64) == 8 * 61 * 576 * 2 * 1000  # 64 / 8 sequences each
+
+
+def test_deepseek_v3_weights_per_device_at_dp8_ep8_in_its_native_fp8(deepseek):
+    assert deepseek.weight_format == "fp8"
+    d = checked_deployment(deepseek, Deployment(8, 1, 1, 8, 8, weight_format="fp8"))
+    routed = 58 * 256 * 3 * 7168 * 2048
+    embeddings = 2 * 129280 * 7168
+    dense = 671e9 - routed - embeddings
+    assert resident_weight_bytes_per_device(deepseek, d) == pytest.approx(dense + embeddings + routed / 8, rel=1e-12)
+    assert resident_weight_bytes_per_device(deepseek, d) == pytest.approx(98_829_825_536, rel=1e-12)
+
+
+def test_weight_formats_count_their_scales():
+    assert dtype_bytes("fp4") == 0.5625  # 4 bits + an 8-bit scale per 16 values = 4.5 bits
+    assert dtype_bytes("mxfp4") == 0.53125  # 4 bits + an 8-bit scale per 32 values = 4.25 bits
+    assert dtype_bytes("fp8") == dtype_bytes("int8") == 1.0
+
+
+def test_ring_all_reduce_and_tensor_parallel_time(llama70):
+    assert ring_all_reduce_bytes(1e6, 4) == 1.5e6
+    assert ring_all_reduce_bytes(1e6, 1) == 0.0
+    d = checked_deployment(llama70, Deployment(4, 4))
+    message = 32 * 8192 * 2  # b x hidden x bf16
+    by_hand = 2 * 80 * (2 * 3 / 4 * message / 450e9 + 10e-6)
+    assert float(tensor_parallel_time(llama70, d, 32, 450e9, 10e-6, 2.0)) == pytest.approx(by_hand, rel=1e-12)
+    assert float(tensor_parallel_time(llama70, Deployment(), 32, 450e9, 10e-6, 2.0)) == 0.0
+
+
+def test_capacity_per_device(llama70, catalog):
+    d = checked_deployment(llama70, Deployment(4, 4))
+    h100 = catalog.devices["h100-sxm"]
+    free = (80e9 - 35e9) * 0.9
+    one_sequence = 128_000 * 2 * 80 * 2 * 128 * 2
+    assert float(sequences_that_fit(llama70, d, 128_000, h100.hbm_capacity, 0.9)) == free // one_sequence == 3
+    assert float(deployment_capacity_crossover(llama70, d, h100.hbm_capacity, 0.9)) == pytest.approx(
+        free / (2 * 80 * 2 * 128 * 2), rel=1e-12)
+
+
+def test_compute_bound_step_gains_nothing_from_a_narrower_kv_format(llama70, catalog):
+    b200, serving = catalog.devices["b200"], load_serving_inputs(catalog)
+    # b = 1024, s = 100 (33.6 GB of KV fit in (192 - 140) x 0.9 GB): FLOPs 1024 (2 x 70e9 + 4 x 80 x 64 x 128 x 100)
+    # / 2250e12 = 0.064 s against (140e9 + 1024 x 100 x 327,680) / 8e12 = 0.022 s of memory time
+    answer = device_answer(llama70, b200, Deployment(), 1024, 100, serving, "bf16")
+    assert answer.running_batch.value == 1024
+    assert answer.compute_bound
+    assert answer.compute_time.value == pytest.approx(1024 * (2 * 70e9 + 4 * 80 * 64 * 128 * 100) / 2250e12, rel=1e-12)
+    assert answer.kv_format_speedups and set(q.value for q in answer.kv_format_speedups.values()) == {1.0}
+    assert "fp4" in answer.kv_format_speedups and "bf16" not in answer.kv_format_speedups
+
+
+@pytest.mark.parametrize("model_id", ["llama-3-70b", "mixtral-8x7b", "gpt-oss-120b", "deepseek-v2"])
+def test_one_device_reproduces_the_paper_frame_exactly(catalog, model_id):
+    model, b200 = catalog.models[model_id], catalog.devices["b200"]
+    d, batch, context = Deployment(), 8, 131_072
+    assert resident_weight_bytes_per_device(model, d) == resident_weight_bytes(model, 2.0)
+    assert step_weight_bytes_per_device(model, d, batch) == step_weight_bytes(model, 2.0, batch)
+    assert kv_bytes_per_device(model, d, context, batch) == kv_bytes(model, context, 2.0, batch)
+    assert step_flops_per_device(model, d, context, batch) == step_flops(model, context, batch)
+    step = device_step(model, d, context, batch, b200.hbm_bandwidth, b200.dense_flops["bf16"], 1.0, 1.0, 2.0, 1.0)
+    moved = step_weight_bytes(model, 2.0, batch) + kv_bytes(model, context, 2.0, batch)
+    assert step.bound == step.estimate == step_time(step_flops(model, context, batch), moved, b200.dense_flops["bf16"],
+                                                    b200.hbm_bandwidth)
+    assert step.collectives_time == 0.0
+    assert device_traffic_crossover(model, d, batch) == traffic_crossover(model, step_weight_bytes(model, 2.0, batch), 2.0, batch)
+    assert deployment_capacity_crossover(model, d, b200.hbm_capacity, 1.0) == capacity_crossover(
+        model, b200.hbm_capacity, resident_weight_bytes(model, 2.0), 2.0)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tp", "3"], "kvwall: --tp: TP 3 does not divide the 64 query heads of Llama-3-70B"),
+    (["--devices", "8", "--tp", "4"], "kvwall: --devices: 8 devices do not match TP 4 x PP 1 x DP 1 = 4"),
+    (["--ep", "2"], "kvwall: --ep: Llama-3-70B has no experts to spread (EP must be 1)"),
+    (["--pp", "81"], "kvwall: --pp: PP 81 exceeds the 80 layers of Llama-3-70B"),
+])
+def test_bad_deployments_are_refused_with_flag_and_reason(capsys, argv, message):
+    status = main(["regime", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "32", "--context", "128k",
+                   *argv, "--config", CONFIG])
+    assert status == 2
+    assert capsys.readouterr().err.strip() == message
+
+
+def test_experts_must_divide(deepseek):
+    with pytest.raises(DeploymentError, match=r"^--ep: EP 3 does not divide the 256 routed experts of DeepSeek-V3$"):
+        checked_deployment(deepseek, Deployment(3, 1, 1, 3, 3))
+
+
+def test_regime_answers_per_device_with_a_bound_and_an_estimate(capsys):
+    status = main(["regime", "--model", "llama-3-70b", "--device", "h100-sxm", "--tp", "4", "--batch", "32",
+                   "--context", "128k", "--json", "--config", CONFIG])
+    assert status == 0
+    out = json.loads(capsys.readouterr().out)
+    per_device = out["per_device"]
+    assert per_device["weight_bytes_per_device"]["value"] == 35e9
+    assert per_device["kv_heads_per_device"]["value"] == 2
+    assert per_device["running_batch"]["value"] == 3  # (80 - 35) x 0.9 GB over 10.5 GB per sequence: 3 fit
+    # bound at the 3 that run: (35e9 + 3 x 10,485,760,000) / 3.35e12, memory-bound
+    assert per_device["step_time_bound"]["value"] == pytest.approx((35e9 + 3 * 128_000 * 81_920) / 3.35e12, rel=1e-12)
+    assert per_device["step_time_estimate"]["value"] > per_device["step_time_bound"]["value"]
+    assert out["smallest_fitting_deployment"]["devices"] == 32
+
+
+def test_fit_lists_deployments_smallest_first(capsys):
+    status = main(["fit", "--model", "deepseek-v3", "--device", "b200", "--batch", "64", "--context", "128k",
+                   "--weight-dtype", "native", "--json", "--config", CONFIG])
+    assert status == 0
+    found = json.loads(capsys.readouterr().out)["deployments"]
+    devices = [f["deployment"]["devices"] for f in found]
+    assert devices == sorted(devices) and devices[0] == 8
+    assert found[0]["deployment"]["data_parallel"] == 8  # TP 8 cannot: 64 x 128k x 70,272 B of latent per device
+
+
+def test_native_weight_format_is_the_checkpoint_format_or_refused(capsys):
+    status = main(["footprint", "--model", "deepseek-v3", "--weight-dtype", "native", "--json", "--config", CONFIG])
+    assert status == 0
+    assert json.loads(capsys.readouterr().out)["weights"]["value"] == 671e9 * 1.0  # FP8: 1 B per parameter
+    status = main(["footprint", "--model", "qwen3-32b", "--weight-dtype", "native", "--config", CONFIG])
+    assert status == 2
+    assert capsys.readouterr().err.strip() == ("kvwall: --weight-dtype native: qwen3-32b records no weight_format in "
+                                               "config/models.yaml")
+
+
+def test_crossover_per_device_at_tp4(capsys):
+    status = main(["crossover", "--model", "llama-3-70b", "--device", "h100-sxm", "--tp", "4", "--batch", "1",
+                   "--json", "--config", CONFIG])
+    assert status == 0
+    (row,) = json.loads(capsys.readouterr().out)["per_device"]
+    # weights and KV both split over 4: s*(1) = 35e9 / (2 x 80 x 2 x 128 x 2) = 140e9 / 327,680
+    assert row["traffic_crossover"]["value"] == pytest.approx(35e9 / 81_920, rel=1e-12)
+    assert row["capacity_crossover"]["h100-sxm"]["value"] == pytest.approx((80e9 - 35e9) * 0.9 / 81_920, rel=1e-12)
+
+
+def test_mla_equations_are_printed_in_latent_terms(capsys):
+    status = main(["crossover", "--model", "deepseek-v3", "--device", "b200", "--batch", "1", "--config", CONFIG])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "s*(b) = W(b) / (b L (d_c + d_r) w_kv)" in out and "n_kv d_h" not in out
+
+
+def test_deployments_table_sizes_llama_3_70b_on_h100(catalog, selections):
+    from kvwall.tables.deployments import deployments
+
+    rows = {(r["model_id"], r["device_id"], r["workload_id"]): r for r in deployments(catalog, selections).rows}
+    # W1: TP 2 leaves (80 - 70) x 0.9 = 9 GB for a 21 GB sequence; TP 4 leaves 40.5 GB for 10.5 GB
+    w1 = rows[("llama-3-70b", "h100-sxm", "W1")]
+    assert (w1["devices"], w1["layout"], w1["weight_bytes"]) == (4, "TP4", 35e9)
+    # W2: TP 8 holds floor(56.25 / 5.24) = 10 sequences per replica, so 32 need 4 replicas
+    w2 = rows[("llama-3-70b", "h100-sxm", "W2")]
+    assert (w2["devices"], w2["layout"]) == (32, "TP8 DP4")
+    assert w2["kv_bytes"] == 8 * 128_000 * 2 * 80 * 1 * 128 * 2
+
+
+def test_deployment_figure_panels(catalog):
+    from kvwall.figures.deployment_regimes import CONTEXTS, PANELS, panel_bounds
+    from kvwall.figures.inputs import FigureInputs
+
+    inputs = FigureInputs(catalog, {}, {})
+    _, _, tp1, regions, fitting = panel_bounds(inputs, *PANELS[0])
+    lower, upper = regions["capacity-bound"]
+    assert tp1.label == "1 device" and (fitting == 0).all()  # 140 GB of weights on 80 GB: capacity-bound everywhere
+    assert (lower == CONTEXTS[0]).all() and (upper == CONTEXTS[-1]).all()
+    _, _, tp4, regions, _ = panel_bounds(inputs, *PANELS[2])
+    # TP 4: s_cap = (80 - 35) x 0.9 GB / 81,920 B per token per device = 494,385 tokens
+    assert regions["kv-bound"][1][0] == pytest.approx(45e9 * 0.9 / 81_920, rel=1e-12)
+    _, _, dp8, _, _ = panel_bounds(inputs, *PANELS[5])
+    assert (dp8.data_parallel, dp8.expert_parallel, dp8.weight_format) == (8, 8, "fp8")
+
+
+def test_a_scale_up_link_naming_an_unknown_device_is_refused(tmp_path):
+    from kvwall.inputs.loader import SpecError, load_catalog
+
+    config = tmp_path / "config"
+    shutil.copytree(CONFIG, config)
+    links = config / "links.yaml"
+    links.write_text(links.read_text(encoding="utf-8").replace("devices: [b200]", "devices: [b201]"), encoding="utf-8")
+    with pytest.raises(SpecError) as error:
+        load_serving_inputs(load_catalog(config))
+    assert (error.value.key, error.value.reason) == (
+        "scale_up_links.nvlink-5-gpu.devices[0]", f"device 'b201' does not exist in {config / 'devices.yaml'}")
