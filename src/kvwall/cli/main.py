@@ -16,7 +16,7 @@ import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from kvwall.cli import advice, answers, benchmark
+from kvwall.cli import advice, answers, benchmark, catalogue
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
 from kvwall.inputs.loader import SpecError, load_catalog, load_user_specs
@@ -69,6 +69,10 @@ def _catalog(args: argparse.Namespace) -> Catalog:
     catalog = load_catalog(config)
     for path in args.specs:
         catalog = load_user_specs(path, catalog)
+    if getattr(args, "hf_config", None):
+        catalog, args.model = catalogue.with_hf_config(catalog, args.hf_config)
+    elif hasattr(args, "hf_config") and not args.model:
+        raise CommandError("give --model ID or --hf-config PATH")
     return catalog
 
 
@@ -80,6 +84,9 @@ def _with_formats(catalog: Catalog, **formats: str | None) -> Catalog:
 
 
 def _pick(collection, item_id: str, kind: str):
+    by_hf_id = {item.hf_id: item for item in collection.values() if getattr(item, "hf_id", None)}
+    if item_id in by_hf_id and item_id not in collection:
+        return by_hf_id[item_id]
     if item_id not in collection:
         known = ", ".join(sorted(collection))
         raise CommandError(f"unknown {kind} {item_id!r} (known {kind}s: {known}; add one with --specs FILE)")
@@ -284,12 +291,18 @@ def build_parser() -> argparse.ArgumentParser:
     common = [_common()]
     context_help = "context length in tokens: 131072, 128k, 1M, 1e6 (k per config/assumptions.yaml tokens_per_k)"
 
+    def model_option(p: argparse.ArgumentParser) -> None:
+        group = p.add_mutually_exclusive_group()
+        group.add_argument("--model", help="model id of the catalogue, or its Hugging Face id (meta-llama/Llama-3.1-70B)")
+        group.add_argument("--hf-config", metavar="PATH",
+                           help="a published config.json to answer for directly (parameter count derived from it)")
+
     def format_option(stored: str) -> dict:
         return {"choices": sorted(DTYPE_BYTES), "metavar": "DTYPE",
                 "help": f"{stored} storage format: {', '.join(DTYPE_BYTES)} (default: {stored}_dtype of the assumptions)"}
 
     p = subparsers.add_parser("footprint", parents=common, help="KV bytes per token and per batch, and weights (Eq. 1)")
-    p.add_argument("--model", required=True)
+    model_option(p)
     p.add_argument("--context", default="128k", help=context_help + "; default 128k")
     p.add_argument("--batch", type=_positive_int, default=1)
     p.add_argument("--kv-dtype", nargs="+", choices=sorted(DTYPE_BYTES), metavar="DTYPE",
@@ -298,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=footprint)
 
     p = subparsers.add_parser("crossover", parents=common, help="traffic crossover s*(b) and capacity crossover s_cap")
-    p.add_argument("--model", required=True)
+    model_option(p)
     p.add_argument("--device", nargs="+", help="device id(s) for s_cap (default: every device)")
     p.add_argument("--batch", type=_positive_int, nargs="+", default=list(TABLE4_BATCHES),
                    help="batch size(s) (default: SoK Table 4's 1 8 32 128 256)")
@@ -307,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=crossover)
 
     p = subparsers.add_parser("regime", parents=common, help="which regime, the numbers behind it, and what to do")
-    p.add_argument("--model", required=True)
+    model_option(p)
     p.add_argument("--device", required=True)
     p.add_argument("--batch", type=_positive_int, required=True)
     p.add_argument("--context", required=True, help=context_help)
@@ -318,6 +331,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dense tensor rate the ridge and step time use, as config/devices.yaml names it: bf16, fp8 "
                    "(default: compute_precision of the assumptions)")
     p.set_defaults(func=regime)
+
+    p = subparsers.add_parser("import", help="a published config.json as a config/models.yaml entry (stdout, or --into)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="config.json file(s), named org--model_config.json or with --hf-id")
+    p.add_argument("--into", metavar="FILE", help="append the entry to this models file (config/models.yaml) instead")
+    p.add_argument("--params-nominal", type=float, metavar="COUNT",
+                   help="the parameter count the model card publishes (checked against the derived count)")
+    p.add_argument("--params-source", metavar="TEXT", help="where --params-nominal is published (model card address)")
+    p.add_argument("--hf-id", help="Hugging Face id org/model when the file name does not carry it")
+    p.add_argument("--id", dest="model_id", help="catalogue id (default: the model name lowercased)")
+    p.set_defaults(func=lambda a: catalogue.import_configs(a.paths, a.into, a.params_nominal, a.params_source, a.hf_id, a.model_id))
+
+    p = subparsers.add_parser("list", parents=common, help="catalogue ids with names and key numbers")
+    p.add_argument("what", choices=("models", "devices", "formats"), help="what to list")
+    p.set_defaults(func=lambda a: catalogue.list_catalogue(_catalog(a), a.what))
 
     measure_command.register(subparsers)
 

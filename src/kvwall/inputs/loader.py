@@ -20,6 +20,7 @@ import yaml
 from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
+from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, SlidingWindowAttention, Sourced,
                           Technique, Workload)
 from kvwall.units import UnitError, dtype_bytes, to_base
@@ -273,8 +274,12 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
                 raise SpecError(reader.file, f"{key}.attention.window_layers", f"{window_layers} exceeds n_layers {n['n_layers']}")
             attention = SlidingWindowAttention(n["n_layers"], n["n_q_heads"], n["n_kv_heads"], n["head_dim"], window_layers,
                                                prov["attention.window"].value)
+        elif attention_node["kind"] == "layers":
+            attention = read_layers(attention_node, key, reader, default, prov, n["n_layers"])
         else:
             attention = FullAttention(n["n_layers"], n["n_q_heads"], n["n_kv_heads"], n["head_dim"])
+        if "max_context" in entry:
+            prov["max_context"] = reader.quantity(entry["max_context"], f"{key}.max_context", "tokens", default)
         moe = None
         if "moe" in entry:
             for name in _MOE_COUNTS:
@@ -289,6 +294,9 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             params_nominal=prov["params_nominal"].value,
             tied_embeddings=entry.get("tied_embeddings", False),
             moe=moe,
+            hf_id=entry.get("hf_id"),
+            weight_format=entry.get("weight_format"),
+            max_context=prov["max_context"].value if "max_context" in prov else None,
             provenance=MappingProxyType(prov),
             **n,
         )
@@ -324,6 +332,7 @@ def _assumptions(document: Mapping, reader: QuantityReader) -> Assumptions:
         weight_dtype=values["weight_dtype"],
         kv_dtype=values["kv_dtype"],
         compute_precision=values["compute_precision"],
+        state_dtype=values["state_dtype"],
         prefill_mfu=values["prefill_mfu"],
         attention_flops_at_full_context=bool(values["attention_flops_at_full_context"]),
         provenance=MappingProxyType(prov),
@@ -418,6 +427,7 @@ def load_user_specs(path: str | Path, catalog: Catalog) -> Catalog:
             added = builder(part, QuantityReader(path, part, part["evidence"]))
             _check_new_ids(target, added, path, collection, catalog.files[collection])
             target.update(added)
+    models = bind_state_dtype(models, catalog.assumptions.state_bytes_per_element, catalog.assumptions.provenance["state_dtype"])
     files = dict(catalog.files)
     return Catalog(
         devices=MappingProxyType(devices), models=MappingProxyType(models), links=catalog.links, domains=catalog.domains,
@@ -435,6 +445,7 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     models = _models(*docs["models"])
     links = _links(*docs["links"])
     assumptions = _assumptions(*docs["assumptions"])
+    models = bind_state_dtype(models, assumptions.state_bytes_per_element, assumptions.provenance["state_dtype"])
     workloads = _workloads(*docs["workloads"])
     domains, techniques = _techniques(*docs["techniques"], baseline_bits=assumptions.kv_bits)
     batch, contexts, rows = _configurations(*docs["techniques"])
