@@ -23,6 +23,7 @@ ARTIFACTS: dict[str, tuple[str, str]] = {
     "derived/table1_kv_per_token": ("architecture", "kv_per_token"),
     "paper/table1": ("architecture", "paper_view"),
     "derived/sliding_window_footprint": ("sliding_window", "sliding_window_footprint"),
+    "derived/model_catalogue": ("model_catalogue", "model_catalogue"),
     "assumption/table2_taxonomy": ("taxonomy", "domains"),
     "spec/table3_hardware": ("hardware", "specs"),
     "derived/table3_ridge": ("hardware", "ridge"),

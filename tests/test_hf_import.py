@@ -1,0 +1,136 @@
+"""`kvwall import` over the corpus of published configs (tests/fixtures/hf-configs): each file imports or is refused
+with a named reason; per-token bytes, constant state and derived parameter counts against values computed by hand
+from the configs."""
+
+from pathlib import Path
+
+import pytest
+
+from kvwall.cli.catalogue import with_hf_config
+from kvwall.cli.main import main
+from kvwall.inputs.hf_import import ImportRefused, read_config
+from kvwall.inputs.loader import load_catalog
+from kvwall.model.footprint import context_holding, kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
+
+CORPUS = Path(__file__).parent / "fixtures" / "hf-configs"
+CONFIGS = sorted(CORPUS.glob("*.json"))
+BF16 = 2.0
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog("config")
+
+
+def imported(catalog, name):
+    return with_hf_config(catalog, str(CORPUS / f"{name}_config.json"))
+
+
+def test_the_corpus_is_all_there():
+    assert len([p for p in CONFIGS if not p.name.endswith("_hf_quant_config.json")]) == 70
+    assert len([p for p in CONFIGS if p.name.endswith("_hf_quant_config.json")]) == 23
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_file_imports_or_is_refused_with_a_named_key(path):
+    try:
+        model = read_config(path)
+    except ImportRefused as err:
+        assert err.file == str(path) and err.key and err.reason
+    else:
+        assert model.entry["n_layers"]["value"] >= 1 and model.params_derived > 0
+
+
+def test_refusals_name_the_key(capsys):
+    assert main(["import", str(CORPUS / "nvidia--Llama-3_3-Nemotron-Super-49B-v1_config.json")]) == 2
+    assert "block_configs: per-layer heterogeneous blocks" in capsys.readouterr().err
+    with pytest.raises(ImportRefused, match="compress_ratios"):
+        read_config(CORPUS / "deepseek-ai--DeepSeek-V4-Pro_config.json")
+    with pytest.raises(ImportRefused, match="a quantization companion"):
+        read_config(CORPUS / "nvidia--GLM-5-NVFP4_hf_quant_config.json")
+
+
+def test_llama_head_dim_from_hidden_over_heads_stated(catalog):
+    # Llama-3.1-70B: no head_dim; 8192 / 64 = 128; 2 x 80 layers x 8 kv heads x 128 x 2 B = 327,680 B/token.
+    m = read_config(CORPUS / "meta-llama--Meta-Llama-3.1-70B_config.json")
+    assert m.entry["head_dim"]["value"] == 128 and any("hidden_size / num_attention_heads" in n for n in m.notes)
+    cat, model_id = imported(catalog, "meta-llama--Meta-Llama-3.1-70B")
+    assert kv_bytes_per_token(cat.models[model_id], BF16) == 327_680
+    # 80 (8192 x 128 x (64 + 16) + 64 x 128 x 8192 + 3 x 8192 x 28672) + 2 x 128256 x 8192
+    assert m.params_derived == 80 * (8192 * 128 * 80 + 64 * 128 * 8192 + 3 * 8192 * 28672) + 2 * 128256 * 8192
+
+
+def test_qwen3_head_dim_as_given_not_hidden_over_heads(catalog):
+    # Qwen3-235B-A22B: head_dim 128 (4096 / 64 = 64 would be wrong); 94 layers, 4 kv heads: 2 x 94 x 4 x 128 x 2 B.
+    cat, model_id = imported(catalog, "Qwen--Qwen3-235B-A22B")
+    model = cat.models[model_id]
+    assert model.head_dim == 128 and kv_bytes_per_token(model, BF16) == 2 * 94 * 4 * 128 * 2 == 192_512
+    assert (model.moe.routed_experts, model.moe.experts_per_token, model.moe.expert_intermediate_size) == (128, 8, 1536)
+    m = read_config(CORPUS / "Qwen--Qwen3-235B-A22B_config.json")
+    # 94 (4096 x 128 x (64 + 8) + 64 x 128 x 4096 + 128 x 3 x 4096 x 1536 + 4096 x 128 router) + 2 x 151936 x 4096
+    assert m.params_derived == 94 * (4096 * 128 * 72 + 64 * 128 * 4096 + 128 * 3 * 4096 * 1536 + 4096 * 128) + 2 * 151936 * 4096
+
+
+def test_mla_latent_without_factor_two(catalog):
+    # DeepSeek-V3: 61 layers x (512 + 64) x 2 B = 70,272 B/token, not 2 x 128 heads x 192.
+    cat, model_id = imported(catalog, "deepseek-ai--DeepSeek-V3")
+    model = cat.models[model_id]
+    assert kv_bytes_per_token(model, BF16) == 61 * 576 * 2 == 70_272
+    assert kv_bytes_per_token_beyond_window(model, BF16) == 70_272
+    assert (model.moe.routed_experts, model.moe.shared_experts, model.moe.dense_layers) == (256, 1, 3)
+    m = read_config(CORPUS / "deepseek-ai--DeepSeek-V3_config.json")
+    d, nq = 7168, 128
+    attention = d * 1536 + 1536 * nq * 192 + d * 576 + 512 * nq * 256 + nq * 128 * d
+    moe = 58 * (256 * 3 * d * 2048 + 3 * d * 2048 + d * 256) + 3 * 3 * d * 18432
+    assert m.params_derived == 61 * attention + moe + 2 * 129280 * d
+    assert abs(m.params_derived / 671e9 - 1) < 0.03
+
+
+def test_sliding_window_rates(catalog):
+    # gpt-oss-120b: 36 layers alternating; 2 x 36 x 8 x 64 x 2 B = 73,728 below the window, half beyond it.
+    cat, model_id = imported(catalog, "openai--gpt-oss-120b")
+    model = cat.models[model_id]
+    assert kv_bytes_per_token(model, BF16) == 73_728 and kv_bytes_per_token_beyond_window(model, BF16) == 36_864
+    assert float(kv_bytes(model, 1000, BF16)) == 36_864 * 1000 + 36_864 * 128
+
+
+def test_linear_attention_state_is_constant(catalog):
+    # Qwen3.5-397B-A17B: 15 full layers (every 4th), 2 kv heads x 256: 2 x 15 x 2 x 256 x 2 B = 30,720 B/token;
+    # 45 Gated DeltaNet layers, state 64 x 128 x 128 + 3 x (2 x 16 x 128 + 64 x 128) = 1,085,440 elements each, fp32.
+    cat, model_id = imported(catalog, "Qwen--Qwen3.5-397B-A17B")
+    model = cat.models[model_id]
+    state = 45 * (64 * 128 * 128 + 3 * (2 * 16 * 128 + 64 * 128)) * 4
+    assert model.attention.state_bytes == state == 195_379_200
+    assert kv_bytes_per_token(model, BF16) == 30_720 and kv_bytes_per_token_beyond_window(model, BF16) == 30_720
+    assert float(kv_bytes(model, 0, BF16)) == state
+    assert float(kv_bytes(model, 1000, BF16, batch=2)) == 2 * (30_720 * 1000 + state)
+    assert float(context_holding(model, 2 * (30_720 * 1000 + state), BF16, batch=2)) == pytest.approx(1000)
+    assert [g.kind for g in model.attention.groups] == ["full", "state"]
+
+
+def test_multimodal_text_config_is_read(catalog):
+    cat, model_id = imported(catalog, "Qwen--Qwen3-VL-32B-Instruct")
+    assert kv_bytes_per_token(cat.models[model_id], BF16) == 2 * 64 * 8 * 128 * 2
+
+
+def test_weight_format_from_the_checkpoint():
+    assert read_config(CORPUS / "nvidia--GLM-5-NVFP4_config.json").entry["weight_format"] == "nvfp4"
+    assert read_config(CORPUS / "deepseek-ai--DeepSeek-V3_config.json").entry["weight_format"] == "fp8"
+    assert read_config(CORPUS / "zai-org--GLM-5_config.json").entry["weight_format"] == "bf16"
+
+
+def test_import_writes_a_loadable_entry(tmp_path, capsys, catalog):
+    from kvwall.inputs.loader import load_user_specs
+
+    assert main(["import", str(CORPUS / "MiniMaxAI--MiniMax-M2.5_config.json"), "--params-nominal", "229e9",
+                 "--params-source", "https://huggingface.co/MiniMaxAI/MiniMax-M2.5"]) == 0
+    spec = tmp_path / "m.yaml"
+    spec.write_text(capsys.readouterr().out)
+    model = load_user_specs(spec, catalog).models["minimax-m2.5"]
+    assert kv_bytes_per_token(model, BF16) == 2 * 62 * 8 * 128 * 2 and model.params_nominal == 229e9
+
+
+def test_regime_answers_for_a_config(capsys):
+    assert main(["regime", "--hf-config", str(CORPUS / "Qwen--Qwen3-32B_config.json"), "--device", "b200",
+                 "--batch", "8", "--context", "128k"]) == 0
+    assert "Regime:" in capsys.readouterr().out
