@@ -122,15 +122,58 @@ def test_weight_format_from_the_checkpoint():
 def test_import_writes_a_loadable_entry(tmp_path, capsys, catalog):
     from kvwall.inputs.loader import load_user_specs
 
-    assert main(["import", str(CORPUS / "MiniMaxAI--MiniMax-M2.5_config.json"), "--params-nominal", "229e9",
-                 "--params-source", "https://huggingface.co/MiniMaxAI/MiniMax-M2.5"]) == 0
+    assert main(["import", str(CORPUS / "MiniMaxAI--MiniMax-M2.7_config.json"), "--params-nominal", "229e9",
+                 "--params-source", "https://huggingface.co/MiniMaxAI/MiniMax-M2.7"]) == 0
     spec = tmp_path / "m.yaml"
     spec.write_text(capsys.readouterr().out)
-    model = load_user_specs(spec, catalog).models["minimax-m2.5"]
+    model = load_user_specs(spec, catalog).models["minimax-m2.7"]
     assert kv_bytes_per_token(model, BF16) == 2 * 62 * 8 * 128 * 2 and model.params_nominal == 229e9
+    assert model.provenance["n_kv_heads"].source.endswith("config.json: num_key_value_heads")
+
+
+def test_import_into_appends_sources_and_entry(tmp_path, capsys):
+    target = tmp_path / "models.yaml"
+    target.write_text((Path(__file__).parents[1] / "config" / "models.yaml").read_text())
+    args = ["import", str(CORPUS / "Qwen--Qwen3-8B_config.json"), "--into", str(target)]
+    assert main(args) == 2
+    assert "params_nominal: a catalogue entry needs the published count" in capsys.readouterr().err
+    assert main([*args, "--params-nominal", "8.2e9", "--params-source", "Qwen3-8B model card (8.2B)"]) == 0
+    from kvwall.inputs.loader import read_yaml
+
+    document = read_yaml(target)
+    assert document["models"]["qwen3-8b"]["params_nominal"]["value"] == 8.2e9
+    assert document["sources"]["qwen3-8b.params-nominal"] == "Qwen3-8B model card (8.2B)"
+    assert main([*args, "--params-nominal", "8.2e9", "--params-source", "card"]) == 2  # already there
+    assert "already in the catalogue" in capsys.readouterr().err
+
+
+def test_a_nominal_count_far_from_the_derived_one_is_reported(capsys):
+    assert main(["import", str(CORPUS / "Qwen--Qwen3-8B_config.json"), "--params-nominal", "7e9",
+                 "--params-source", "wrong"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("kvwall: warning: ") and "Qwen--Qwen3-8B_config.json: models.qwen3-8b.params_nominal: " in err
+    assert "7e+09 is 17.0% off the count the architecture implies, 8.19e+09" in err
 
 
 def test_regime_answers_for_a_config(capsys):
     assert main(["regime", "--hf-config", str(CORPUS / "Qwen--Qwen3-32B_config.json"), "--device", "b200",
                  "--batch", "8", "--context", "128k"]) == 0
     assert "Regime:" in capsys.readouterr().out
+
+
+def test_plausibility_warnings_name_file_and_key(tmp_path, capsys):
+    # a device typed in GB/s where TB/s was meant: 3.35 GB/s is 1,000x below the catalogue's slowest HBM
+    spec = tmp_path / "dev.yaml"
+    spec.write_text("""evidence: spec
+sources: {mine: "my notes"}
+devices:
+  slow:
+    name: Slow
+    hbm_capacity: {value: 80, unit: GB, source: mine}
+    hbm_bandwidth: {value: 3.35, unit: GB/s, source: mine}
+    package: {description: one die, partitions: {value: 1, unit: count, source: mine}}
+    dense_flops: {bf16: {value: 989, unit: TFLOP/s, source: mine}}
+""")
+    assert main(["list", "devices", "--specs", str(spec)]) == 0
+    err = capsys.readouterr().err
+    assert f"kvwall: warning: {spec}: devices.slow.hbm_bandwidth: 0.00335 TB/s is more than 10x outside" in err

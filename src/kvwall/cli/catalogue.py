@@ -11,15 +11,12 @@ from types import MappingProxyType
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.hf_import import ImportRefused, document_text, entry_lines, read_config, source_lines
 from kvwall.inputs.loader import SpecError, load_user_specs, read_yaml
+from kvwall.inputs.plausibility import model_findings
 from kvwall.inputs.specs import Sourced
 from kvwall.model.footprint import kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.units import DTYPE_BYTES, GB
 
-#: A nominal parameter count more than this fraction off the derived one is reported (a wrong head_dim, say).
-PARAMS_TOLERANCE = 0.03
-
-
-def import_configs(paths, into: str | None, params_nominal: float | None, nominal_source: str | None,
+def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: float | None, nominal_source: str | None,
                    hf_id: str | None, model_id: str | None) -> int:
     """Write each config's models.yaml entry to stdout, or append it to ``into``; 2 on the first refusal."""
     if params_nominal is not None and not nominal_source:
@@ -34,11 +31,9 @@ def import_configs(paths, into: str | None, params_nominal: float | None, nomina
         except ImportRefused as err:
             print(f"kvwall: {err}", file=sys.stderr)
             return 2
-        if params_nominal is not None:
-            off = abs(imported.params_derived / params_nominal - 1.0)
-            if off > PARAMS_TOLERANCE:
-                print(f"kvwall: warning: {path}: params_nominal: {params_nominal:.4g} is {off:.1%} off the derived count "
-                      f"{imported.params_derived:.4g} (a wrong head_dim or expert count?)", file=sys.stderr)
+        model = _load_imported(catalog, imported, params_nominal, nominal_source, path)
+        for finding in model_findings(model, str(path), lambda m: imported.params_derived):
+            print(f"kvwall: {finding}", file=sys.stderr)
         if into is None:
             sys.stdout.write(document_text(imported, params_nominal, nominal_source))
             continue
@@ -63,26 +58,37 @@ def _append(target: Path, imported, params_nominal: float, nominal_source: str) 
     target.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _load_imported(catalog: Catalog, imported, params_nominal: float | None, nominal_source: str | None, path):
+    """The Model an imported entry loads as, its parameter count derived where no nominal one is given; an entry the
+    loader refuses is reported against the config file."""
+    if params_nominal is None:
+        params_nominal, nominal_source = imported.params_derived, f"derived by kvwall from {path} (no nominal count given)"
+    model_id = imported.model_id
+    if model_id in catalog.models:
+        imported = replace(imported, model_id=f"{model_id}.hf")
+    with tempfile.TemporaryDirectory() as folder:
+        spec = Path(folder) / "imported.yaml"
+        spec.write_text(document_text(imported, params_nominal, nominal_source), encoding="utf-8")
+        try:
+            model = load_user_specs(spec, catalog).models[imported.model_id]
+        except SpecError as err:
+            raise SpecError(path, err.key, err.reason) from None
+    if nominal_source.startswith("derived by kvwall"):
+        given = model.provenance["params_nominal"]
+        derived = Sourced(given.value, given.given, given.unit, given.source, "derived")
+        model = replace(model, provenance=MappingProxyType({**model.provenance, "params_nominal": derived}))
+    return model
+
+
 def with_hf_config(catalog: Catalog, path: str) -> tuple[Catalog, str]:
     """The catalogue with the model of one config.json, its parameter count derived (no nominal count given)."""
     try:
         imported = read_config(path)
     except ImportRefused as err:
         raise SpecError(err.file, err.key, err.reason) from None
-    if imported.model_id in catalog.models:
-        imported.model_id = f"{imported.model_id}.hf"
-    text = document_text(imported, imported.params_derived, f"derived by kvwall from {path} (no nominal count given)")
-    with tempfile.TemporaryDirectory() as folder:
-        spec = Path(folder) / "imported.yaml"
-        spec.write_text(text, encoding="utf-8")
-        try:
-            catalog = load_user_specs(spec, catalog)
-        except SpecError as err:
-            raise SpecError(path, err.key, err.reason) from None
-    model = catalog.models[imported.model_id]
-    given = model.provenance["params_nominal"]
-    derived = Sourced(given.value, given.given, given.unit, given.source, "derived")
-    model = replace(model, provenance=MappingProxyType({**model.provenance, "params_nominal": derived}))
+    model = _load_imported(catalog, imported, None, None, path)
+    for finding in model_findings(model, path, lambda m: imported.params_derived):
+        print(f"kvwall: {finding}", file=sys.stderr)
     return replace(catalog, models=MappingProxyType({**catalog.models, model.id: model})), model.id
 
 

@@ -20,6 +20,9 @@ from kvwall.cli import advice, answers, benchmark, catalogue
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
 from kvwall.inputs.loader import SpecError, load_catalog, load_user_specs
+from kvwall.inputs.packaged import packaged_config_dir
+from kvwall.inputs.plausibility import catalogue_findings
+from kvwall.model.params import architecture_params
 from kvwall.measure import command as measure_command
 from kvwall.units import DTYPE_BYTES, UnitError, parse_tokens
 
@@ -56,19 +59,21 @@ def _points(text: str) -> int:
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
-    """The config directory's catalogue plus the devices and models of every --specs file."""
+    """The config directory's catalogue plus the devices and models of every --specs file: --config DIR, else a
+    checkout's ./config when present, else the catalogue shipped with kvwall."""
     config = args.config
     if config is None:
-        if not (DEFAULT_CONFIG / "devices.yaml").is_file():
-            raise CommandError(
-                "no config directory: run kvwall from the repository root (where config/ is) or pass --config DIR"
-            )
-        config = DEFAULT_CONFIG
+        config = DEFAULT_CONFIG if (DEFAULT_CONFIG / "devices.yaml").is_file() else packaged_config_dir()
     if not Path(config).is_dir():
         raise CommandError(f"--config {config}: not a directory")
     catalog = load_catalog(config)
+    reference, files = catalog.devices, dict(catalog.files)
     for path in args.specs:
+        before = set(catalog.models) | set(catalog.devices)
         catalog = load_user_specs(path, catalog)
+        files.update({item: str(path) for item in (set(catalog.models) | set(catalog.devices)) - before})
+    for finding in catalogue_findings(catalog.models, catalog.devices, reference, files, architecture_params):
+        print(f"kvwall: {finding}", file=sys.stderr)
     if getattr(args, "hf_config", None):
         catalog, args.model = catalogue.with_hf_config(catalog, args.hf_config)
     elif hasattr(args, "hf_config") and not args.model:
@@ -213,7 +218,7 @@ def regime(args: argparse.Namespace) -> int:
     if precision not in device.dense_flops:
         raise CommandError(f"compute precision {precision} (--compute-precision, or compute_precision of the "
                            f"assumptions): {device.name} lists no dense rate for it (it lists "
-                           f"{', '.join(sorted(device.dense_flops))})")
+                           f"{', '.join(sorted(device.dense_flops)) or 'none: its datasheet states no dense rate'})")
     context, context_basis = _context(args, catalog)
     placement = args.placement or catalog.evaluation.placement
     point = answers.operating_point(model, device, args.batch, context, catalog.assumptions, placement, context_basis)
@@ -278,7 +283,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
 def _common() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", metavar="DIR", help="config directory with devices.yaml, models.yaml, ... "
-                        "(default: ./config when present)")
+                        "(default: ./config when present, else the catalogue shipped with kvwall)")
     common.add_argument("--specs", metavar="PATH", action="append", default=[],
                         help="YAML file adding devices and/or models in the format of config/; repeatable")
     common.add_argument("--json", action="store_true", help="machine-readable output, each number with its evidence class")
@@ -332,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: compute_precision of the assumptions)")
     p.set_defaults(func=regime)
 
-    p = subparsers.add_parser("import", help="a published config.json as a config/models.yaml entry (stdout, or --into)")
+    p = subparsers.add_parser("import", parents=common, help="a published config.json as a config/models.yaml entry (stdout, or --into)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="config.json file(s), named org--model_config.json or with --hf-id")
     p.add_argument("--into", metavar="FILE", help="append the entry to this models file (config/models.yaml) instead")
     p.add_argument("--params-nominal", type=float, metavar="COUNT",
@@ -340,7 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--params-source", metavar="TEXT", help="where --params-nominal is published (model card address)")
     p.add_argument("--hf-id", help="Hugging Face id org/model when the file name does not carry it")
     p.add_argument("--id", dest="model_id", help="catalogue id (default: the model name lowercased)")
-    p.set_defaults(func=lambda a: catalogue.import_configs(a.paths, a.into, a.params_nominal, a.params_source, a.hf_id, a.model_id))
+    p.set_defaults(func=lambda a: catalogue.import_configs(_catalog(a), a.paths, a.into, a.params_nominal, a.params_source,
+                                                           a.hf_id, a.model_id))
 
     p = subparsers.add_parser("list", parents=common, help="catalogue ids with names and key numbers")
     p.add_argument("what", choices=("models", "devices", "formats"), help="what to list")

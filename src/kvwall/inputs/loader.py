@@ -20,8 +20,9 @@ import yaml
 from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
+from kvwall.inputs.device_assumptions import with_assumed_rates
 from kvwall.inputs.layers import bind_state_dtype, read_layers
-from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, SlidingWindowAttention, Sourced,
+from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, ScaleUpLink, SlidingWindowAttention, Sourced,
                           Technique, Workload)
 from kvwall.units import UnitError, dtype_bytes, to_base
 
@@ -34,6 +35,9 @@ SPEC_FILES = {
     "workloads": "workloads.yaml",
     "techniques": "techniques.yaml",
 }
+
+#: Device numbers no datasheet states (kvwall.inputs.device_assumptions); optional.
+DEVICE_ASSUMPTIONS_FILE = "device_assumptions.yaml"
 
 #: The folder of reported values (kvwall.inputs.reported), relative to the config directory.
 REPORTED_FOLDER = "reported"
@@ -230,6 +234,14 @@ def _devices(document: Mapping, reader: QuantityReader) -> dict[str, Device]:
             prov[f"dense_flops.{precision}"] = reader.quantity(node, f"{key}.dense_flops.{precision}", "FLOP/s")
             flops[precision] = prov[f"dense_flops.{precision}"].value
         d2d = prov.get("die_to_die_bandwidth")
+        scale_up = None
+        if "scale_up" in entry:
+            node = entry["scale_up"]
+            prov["scale_up.bandwidth"] = reader.quantity(node["bandwidth"], f"{key}.scale_up.bandwidth", "bytes/s")
+            if "links" in node:
+                prov["scale_up.links"] = reader.quantity(node["links"], f"{key}.scale_up.links", "count")
+            scale_up = ScaleUpLink(node["name"], prov["scale_up.bandwidth"].value,
+                                   int(prov["scale_up.links"].value) if "links" in node else None, node["direction"])
         devices[device_id] = Device(
             id=device_id,
             name=entry["name"],
@@ -239,6 +251,7 @@ def _devices(document: Mapping, reader: QuantityReader) -> dict[str, Device]:
             partitions=int(prov["partitions"].value),
             die_to_die_bandwidth=d2d.value if d2d else None,
             dense_flops=MappingProxyType(flops),
+            scale_up=scale_up,
             provenance=MappingProxyType(prov),
         )
     return devices
@@ -442,6 +455,9 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     paths = {name: config_dir / file for name, file in SPEC_FILES.items()}
     docs = {name: _load(path, name) for name, path in paths.items()}
     devices = _devices(*docs["devices"])
+    if (config_dir / DEVICE_ASSUMPTIONS_FILE).is_file():
+        paths["device_assumptions"] = config_dir / DEVICE_ASSUMPTIONS_FILE
+        devices = with_assumed_rates(devices, *_load(paths["device_assumptions"], "device_assumptions"))
     models = _models(*docs["models"])
     links = _links(*docs["links"])
     assumptions = _assumptions(*docs["assumptions"])

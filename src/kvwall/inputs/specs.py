@@ -36,6 +36,17 @@ def _frozen(mapping: Mapping | None = None) -> Mapping:
 
 
 @dataclass(frozen=True)
+class ScaleUpLink:
+    """The accelerator-to-accelerator link of a node or rack (NVLink, Infinity Fabric, ICI), as the datasheet prints
+    it: ``bandwidth`` bytes/s per accelerator, or per link when ``links`` is given; ``direction`` as stated."""
+
+    name: str
+    bandwidth: float
+    links: int | None
+    direction: str  # one-way, bidirectional or unstated
+
+
+@dataclass(frozen=True)
 class Device:
     """An accelerator package (SoK Table 3)."""
 
@@ -47,6 +58,7 @@ class Device:
     partitions: int  # dies or HBM stacks the aggregate is divided over
     die_to_die_bandwidth: float | None  # bytes/s across the package fabric; None where undisclosed
     dense_flops: Mapping[str, float]  # FLOP/s by precision, dense tensor-core rates
+    scale_up: ScaleUpLink | None = None
     provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
 
 

@@ -26,6 +26,7 @@ ARTIFACTS: dict[str, tuple[str, str]] = {
     "derived/model_catalogue": ("model_catalogue", "model_catalogue"),
     "assumption/table2_taxonomy": ("taxonomy", "domains"),
     "spec/table3_hardware": ("hardware", "specs"),
+    "spec/device_catalogue": ("device_catalogue", "device_catalogue"),
     "derived/table3_ridge": ("hardware", "ridge"),
     "paper/table3": ("hardware", "paper_view"),
     "derived/placement_ceilings": ("hardware", "placement_ceilings"),
