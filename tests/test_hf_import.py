@@ -177,3 +177,63 @@ devices:
     assert main(["list", "devices", "--specs", str(spec)]) == 0
     err = capsys.readouterr().err
     assert f"kvwall: warning: {spec}: devices.slow.hbm_bandwidth: 0.00335 TB/s is more than 10x outside" in err
+
+
+CATALOGUE_IMPORTS = {  # catalogue id: (corpus file, Hugging Face id given to the import)
+    "llama-3.1-8b": ("meta-llama--Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B"),
+    "llama-3.1-70b": ("meta-llama--Meta-Llama-3.1-70B", "meta-llama/Llama-3.1-70B"),
+    "qwen3-235b-a22b": ("Qwen--Qwen3-235B-A22B", None),
+    "deepseek-v3": ("deepseek-ai--DeepSeek-V3", None),
+    "deepseek-r1": ("deepseek-ai--DeepSeek-R1", None),
+    "kimi-k2.5": ("moonshotai--Kimi-K2.5", None),
+    "minimax-m2.5": ("MiniMaxAI--MiniMax-M2.5", None),
+    "glm-5": ("zai-org--GLM-5", None),
+    "qwen3.5-397b-a17b": ("Qwen--Qwen3.5-397B-A17B", None),
+}
+
+
+@pytest.mark.parametrize("model_id", CATALOGUE_IMPORTS)
+def test_catalogue_entries_are_what_import_writes(catalog, model_id):
+    from kvwall.inputs.hf_import import entry_lines, source_lines
+
+    name, hf_id = CATALOGUE_IMPORTS[model_id]
+    imported = read_config(CORPUS / f"{name}_config.json", hf_id=hf_id, model_id=model_id)
+    text = (Path(__file__).parents[1] / "config" / "models.yaml").read_text()
+    nominal = catalog.models[model_id].params_nominal
+    assert "\n".join(entry_lines(imported, nominal)) in text
+    assert "\n".join(source_lines(imported)) in text
+    assert abs(imported.params_derived / nominal - 1) < 0.03
+
+
+def test_kimi_text_config_and_glm_indexer(catalog):
+    # Kimi-K2.5: a multimodal wrapper; its text_config holds the MLA model: 61 x (512 + 64) x 2 B.
+    kimi = read_config(CORPUS / "moonshotai--Kimi-K2.5_config.json")
+    assert kimi.entry["n_layers"]["source"] == "kimi-k2.5.text-config.num-hidden-layers"
+    assert kimi.sources["kimi-k2.5.text-config.kv-lora-rank"].endswith("config.json: text_config.kv_lora_rank")
+    assert catalog.models["kimi-k2.5"].attention.latent_dim == 576
+    # GLM-5: 78 MLA layers, 78 x 576 x 2 B = 89,856 B/token; the indexer keys are named as not counted.
+    assert kv_bytes_per_token(catalog.models["glm-5"], BF16) == 89_856
+    assert any("index_head_dim" in n and "not counted" in n for n in read_config(CORPUS / "zai-org--GLM-5_config.json").notes)
+
+
+def test_mixtral_moe_and_head_dim_convention():
+    # Mixtral-8x7B: no head_dim, 4096 / 32 = 128; 8 experts top-2 of 14336; 32 (4096 x 128 x 48 + 32 x 128 x 4096
+    # + 8 x 3 x 4096 x 14336 + 4096 x 8 router) + 2 x 32000 x 4096 = 46.70e9.
+    m = read_config(CORPUS / "mistralai--Mixtral-8x7B-v0.1_config.json")
+    assert m.entry["head_dim"]["value"] == 128
+    assert {k: v["value"] for k, v in m.entry["moe"].items()} == {
+        "routed_experts": 8, "experts_per_token": 2, "expert_intermediate_size": 14336, "shared_experts": 0, "dense_layers": 0}
+    assert m.params_derived == 32 * (4096 * 128 * 48 + 32 * 128 * 4096 + 8 * 3 * 4096 * 14336 + 4096 * 8) + 2 * 32000 * 4096
+
+
+def test_several_configs_to_one_document(tmp_path, capsys, catalog):
+    from kvwall.inputs.loader import SpecError, load_user_specs, read_yaml
+
+    assert main(["import", str(CORPUS / "Qwen--Qwen3-8B_config.json"), str(CORPUS / "Qwen--Qwen3-0.6B_config.json")]) == 0
+    spec = tmp_path / "two.yaml"
+    spec.write_text(capsys.readouterr().out)
+    models = read_yaml(spec)["models"]
+    assert models["qwen3-0.6b"]["head_dim"]["value"] == 128  # as given, not 1024 / 16
+    assert "# params_nominal: the model card's count is needed here" in spec.read_text()
+    with pytest.raises(SpecError, match="missing required field 'params_nominal'"):
+        load_user_specs(spec, catalog)

@@ -25,6 +25,11 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
     if len(paths) > 1 and (params_nominal is not None or hf_id or model_id):
         print("kvwall: --params-nominal, --hf-id and --id name one model: import one config at a time", file=sys.stderr)
         return 2
+    if into is not None and params_nominal is None:
+        print(f"kvwall: {paths[0]}: params_nominal: a catalogue entry needs the published count: give --params-nominal "
+              "and --params-source", file=sys.stderr)
+        return 2
+    written = []
     for path in paths:
         try:
             imported = read_config(path, hf_id=hf_id, model_id=model_id)
@@ -34,14 +39,11 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
         model = _load_imported(catalog, imported, params_nominal, nominal_source, path)
         for finding in model_findings(model, str(path), lambda m: imported.params_derived):
             print(f"kvwall: {finding}", file=sys.stderr)
-        if into is None:
-            sys.stdout.write(document_text(imported, params_nominal, nominal_source))
-            continue
-        if params_nominal is None:
-            print(f"kvwall: {path}: params_nominal: a catalogue entry needs the published count: give --params-nominal "
-                  "and --params-source", file=sys.stderr)
-            return 2
-        _append(Path(into), imported, params_nominal, nominal_source)
+        written.append((imported, params_nominal, nominal_source))
+    if into is None:
+        sys.stdout.write(document_text(written))
+    else:
+        _append(Path(into), *written[0])
     return 0
 
 
@@ -68,7 +70,7 @@ def _load_imported(catalog: Catalog, imported, params_nominal: float | None, nom
         imported = replace(imported, model_id=f"{model_id}.hf")
     with tempfile.TemporaryDirectory() as folder:
         spec = Path(folder) / "imported.yaml"
-        spec.write_text(document_text(imported, params_nominal, nominal_source), encoding="utf-8")
+        spec.write_text(document_text([(imported, params_nominal, nominal_source)]), encoding="utf-8")
         try:
             model = load_user_specs(spec, catalog).models[imported.model_id]
         except SpecError as err:

@@ -290,7 +290,8 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
 
     keys_used = dict(r.used)
     entry["source"] = model_id
-    entry["weight_format"], _ = weight_format(config, quant)
+    entry["weight_format"], format_key = weight_format(config, quant)
+    notes.append(f"weight_format: {format_key}")
     entry["attention"] = attention
     entry["n_layers"] = q(L, "num_hidden_layers")
     entry["n_q_heads"] = q(n_q, "num_attention_heads")
@@ -339,7 +340,7 @@ def source_lines(imported: ImportedModel) -> list[str]:
     return [f"  {sid}: {json.dumps(text)}" for sid, text in imported.sources.items()]
 
 
-def entry_lines(imported: ImportedModel, params_nominal: float | None = None, nominal_source: str | None = None) -> list[str]:
+def entry_lines(imported: ImportedModel, params_nominal: float | None = None) -> list[str]:
     """The ``models:`` lines of an imported entry, two-space indented, with the derived count as a comment."""
     lines = [f"  {imported.model_id}:"]
     for note in imported.notes:
@@ -353,14 +354,20 @@ def entry_lines(imported: ImportedModel, params_nominal: float | None = None, no
             lines += [f"        - {_flow(group)}" for group in value["groups"]]
         else:
             lines.append(f"    {name}: {_flow(value)}")
-    if params_nominal is not None:
+    if params_nominal is None:
+        lines.append("    # params_nominal: the model card's count is needed here (kvwall import --params-nominal --params-source)")
+    else:
         lines.append(f"    params_nominal: {{value: {params_nominal / 1e9:g}e9, unit: count, source: {imported.model_id}.params-nominal}}")
     return lines
 
 
-def document_text(imported: ImportedModel, params_nominal: float | None = None, nominal_source: str | None = None) -> str:
-    """A complete spec file (format of config/models.yaml) holding one imported model."""
-    sources = source_lines(imported)
-    if params_nominal is not None:
-        sources.append(f"  {imported.model_id}.params-nominal: {json.dumps(nominal_source)}")
-    return "\n".join(["evidence: spec", "sources:", *sources, "models:", *entry_lines(imported, params_nominal), ""])
+def document_text(models: list[tuple[ImportedModel, float | None, str | None]]) -> str:
+    """A complete spec file (format of config/models.yaml) holding imported models, each with its nominal parameter
+    count and that count's source where given."""
+    sources, entries = [], []
+    for imported, params_nominal, nominal_source in models:
+        sources += source_lines(imported)
+        if params_nominal is not None:
+            sources.append(f"  {imported.model_id}.params-nominal: {json.dumps(nominal_source)}")
+        entries += entry_lines(imported, params_nominal)
+    return "\n".join(["evidence: spec", "sources:", *sources, "models:", *entries, ""])
