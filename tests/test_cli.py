@@ -349,3 +349,12 @@ def test_regime_takes_the_compute_precision_and_refuses_one_the_device_does_not_
     assert round(ridge) == 591  # 1,979 TFLOP/s dense FP8 over 3.35 TB/s: twice the BF16 ridge of SoK Table 3
     assert main([*argv, "--compute-precision", "fp4"]) != 0
     assert "H100 SXM lists no dense rate for it (it lists bf16, fp8)" in capsys.readouterr().err
+
+
+def test_the_shipped_catalogue_is_config(root):
+    """Every spec file load_catalog reads ships with the package, and is config/'s own (a link in a checkout)."""
+    from kvwall.inputs.loader import DEVICE_ASSUMPTIONS_FILE, SPEC_FILES
+    from kvwall.inputs.packaged import packaged_config_dir
+
+    for name in (*SPEC_FILES.values(), DEVICE_ASSUMPTIONS_FILE):
+        assert (packaged_config_dir() / name).read_bytes() == (root / "config" / name).read_bytes(), name

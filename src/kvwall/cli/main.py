@@ -280,12 +280,17 @@ def run_benchmark(args: argparse.Namespace) -> int:
 # ---- parser ----------------------------------------------------------------------------------------------------
 
 
+def _catalogue_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--config", metavar="DIR", help="config directory with devices.yaml, models.yaml, ... "
+                         "(default: ./config when present, else the catalogue shipped with kvwall)")
+    options.add_argument("--specs", metavar="PATH", action="append", default=[],
+                         help="YAML file adding devices and/or models in the format of config/; repeatable")
+    return options
+
+
 def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="DIR", help="config directory with devices.yaml, models.yaml, ... "
-                        "(default: ./config when present, else the catalogue shipped with kvwall)")
-    common.add_argument("--specs", metavar="PATH", action="append", default=[],
-                        help="YAML file adding devices and/or models in the format of config/; repeatable")
+    common = argparse.ArgumentParser(add_help=False, parents=[_catalogue_options()])
     common.add_argument("--json", action="store_true", help="machine-readable output, each number with its evidence class")
     return common
 
@@ -337,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: compute_precision of the assumptions)")
     p.set_defaults(func=regime)
 
-    p = subparsers.add_parser("import", parents=common, help="a published config.json as a config/models.yaml entry (stdout, or --into)")
+    p = subparsers.add_parser("import", parents=[_catalogue_options()], help="a published config.json as a config/models.yaml entry (stdout, or --into)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="config.json file(s), named org--model_config.json or with --hf-id")
     p.add_argument("--into", metavar="FILE", help="append the entry to this models file (config/models.yaml) instead")
     p.add_argument("--params-nominal", type=float, metavar="COUNT",
@@ -348,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: catalogue.import_configs(_catalog(a), a.paths, a.into, a.params_nominal, a.params_source,
                                                            a.hf_id, a.model_id))
 
-    p = subparsers.add_parser("list", parents=common, help="catalogue ids with names and key numbers")
+    p = subparsers.add_parser("list", parents=[_catalogue_options()], help="catalogue ids with names and key numbers")
     p.add_argument("what", choices=("models", "devices", "formats"), help="what to list")
     p.set_defaults(func=lambda a: catalogue.list_catalogue(_catalog(a), a.what))
 

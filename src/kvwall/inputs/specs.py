@@ -398,15 +398,12 @@ class LayerStack:
         beyond = (p * self.kv_elements_per_token - capped * (span if self.has_window else 0.0)) / growing
         return np.where(p <= span, p, beyond)
 
-    def attended_positions(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
-        """Attended positions weighted by each group's attention FLOPs."""
-        total = sum(g.attention_flops_per_position * g.attended(cached, new) for g in self.groups)
-        return total / self.attention_flops_per_position
-
     def decode_attention_flops(self, context: ArrayLike) -> np.ndarray:
+        """Each group's FLOPs per position times the positions it holds (Table 8, group by group)."""
         return sum(g.attention_flops_per_position * g.positions(context) for g in self.groups)
 
     def prefill_attention_flops(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+        """Each group's FLOPs per position times the positions its causal prefill attends to (SoK App. A)."""
         return sum(g.attention_flops_per_position * g.attended(cached, new) for g in self.groups)
 
 
