@@ -46,6 +46,8 @@ def test_refusals_name_the_key(capsys):
     assert "block_configs: per-layer heterogeneous blocks" in capsys.readouterr().err
     with pytest.raises(ImportRefused, match="compress_ratios"):
         read_config(CORPUS / "deepseek-ai--DeepSeek-V4-Pro_config.json")
+    with pytest.raises(ImportRefused, match="moe_latent_size: experts that work in a projected latent width"):
+        read_config(CORPUS / "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8_config.json")
     with pytest.raises(ImportRefused, match="a quantization companion"):
         read_config(CORPUS / "nvidia--GLM-5-NVFP4_hf_quant_config.json")
 
@@ -237,3 +239,22 @@ def test_several_configs_to_one_document(tmp_path, capsys, catalog):
     assert "# params_nominal: the model card's count is needed here" in spec.read_text()
     with pytest.raises(SpecError, match="missing required field 'params_nominal'"):
         load_user_specs(spec, catalog)
+
+
+def test_mamba_state_of_a_nemotron_h_stack(catalog):
+    # Nemotron-3-Nano: pattern of 23 Mamba-2 (M), 23 MoE (E) and 6 attention (*) layers. Attention: 2 x 6 x 2 kv
+    # heads x 128 x 2 B = 6,144 B/token; Mamba state per layer 64 heads x 64 x 128 + (4 - 1) x (4,096 + 2 x 8 x 128)
+    # = 542,720 elements, fp32: 23 x 542,720 x 4 B per sequence.
+    cat, model_id = imported(catalog, "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    model = cat.models[model_id]
+    assert kv_bytes_per_token(model, BF16) == 6_144 and kv_bytes_per_token_beyond_window(model, BF16) == 6_144
+    assert model.attention.state_bytes == 23 * 542_720 * 4 == 49_930_240
+    assert [(g.kind, g.layers) for g in model.attention.groups] == [("full", 6), ("state", 23), ("none", 23)]
+    assert (model.moe.expert_matrices, model.moe.dense_layers) == (2, 29)  # relu2 experts in 23 of 52 layers
+    d = 2688
+    attention = 6 * (d * 128 * (32 + 2 * 2) + 32 * 128 * d)
+    mamba = 23 * (d * (2 * 4096 + 2 * 8 * 128 + 64) + 6144 * 4 + 4096 * d)
+    moe = 23 * (128 * 2 * d * 1856 + 2 * d * 3712 + d * 128)
+    m = read_config(CORPUS / "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16_config.json")
+    assert m.params_derived == attention + mamba + moe + 2 * 131072 * d
+    assert abs(m.params_derived / 31.6e9 - 1) < 0.01  # NVIDIA's model card: 31.6B total

@@ -19,6 +19,9 @@ GQA_TYPES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "mini
              "qwen3_vl_moe_text", "gpt_oss"}
 MLA_TYPES = {"deepseek_v3", "kimi_k2", "glm_moe_dsa"}
 LINEAR_TYPES = {"qwen3_5_text", "qwen3_5_moe_text"}
+HYBRID_TYPES = {"nemotron_h"}
+#: Nemotron-H block letters (hybrid_override_pattern) and names (layers_block_type): Mamba, attention, MoE, MLP.
+NEMOTRON_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 #: Architectures whose head_dim is defined as hidden_size / num_attention_heads when the config omits it.
 HIDDEN_OVER_HEADS_TYPES = {"llama", "mistral", "mixtral", "qwen2"}
 #: Keys that change what a layer caches in ways kvwall does not model, with the reason.
@@ -28,7 +31,7 @@ UNMODELLED_KEYS = {
     "sparse_attention_config": "block-sparse attention with its own index cache is not modelled",
     "attention_k_eq_v": "layers whose keys double as values (one tensor cached, not two) are not modelled",
     "attention_chunk_size": "the chunked layers are not listed per layer (no_rope_layers absent)",
-    "hybrid_override_pattern": "Nemotron-H experts are non-gated (relu2: 2 d d_ff weights), not the gated 3 d d_ff the MoE weight count uses",
+    "moe_latent_size": "experts that work in a projected latent width are not modelled",
     "kv_lora_rank_per_layer": "per-layer latent ranks are not read",
 }
 
@@ -154,6 +157,23 @@ def _moe(r: _Reader, n_layers: int) -> tuple[dict | None, int]:
     return fields, shared_ff
 
 
+def _nemotron_blocks(r: _Reader, n_layers: int) -> tuple[str, list[str]]:
+    """The key and the block of each layer of a Nemotron-H stack: mamba, attention, moe or mlp."""
+    if r.has("hybrid_override_pattern"):
+        key, given = "hybrid_override_pattern", list(r.get("hybrid_override_pattern"))
+        names = NEMOTRON_BLOCKS
+    else:
+        key, given = "layers_block_type", r.get("layers_block_type")
+        names = {name: name for name in NEMOTRON_BLOCKS.values()}
+    if not isinstance(given, list) or len(given) != n_layers:
+        raise ImportRefused(r.file, r.prefix + key, f"must give one block per layer ({n_layers})")
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ImportRefused(r.file, r.prefix + key, f"block {unknown[0]!r} is not understood")
+    r.used[key] = r.prefix + key
+    return key, [names[block] for block in given]
+
+
 def _layer_kinds(r: _Reader, n_layers: int) -> list[str]:
     """One kind per layer: full, window or linear, from layer_types or full_attention_interval."""
     types = r.get("layer_types")
@@ -188,7 +208,7 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
     text, prefix = (config["text_config"], "text_config.") if isinstance(config.get("text_config"), dict) else (config, "")
     r = _Reader(path, text, prefix)
     model_type = text.get("model_type") or config.get("model_type")
-    if model_type not in GQA_TYPES | MLA_TYPES | LINEAR_TYPES:
+    if model_type not in GQA_TYPES | MLA_TYPES | LINEAR_TYPES | HYBRID_TYPES:
         reason = next((why for key, why in UNMODELLED_KEYS.items() if text.get(key) is not None), None)
         bad = next((key for key in UNMODELLED_KEYS if text.get(key) is not None), "model_type")
         raise ImportRefused(path, prefix + bad, reason or f"architecture {model_type!r} is not modelled")
@@ -211,7 +231,38 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
     entry: dict = {"name": hf_id.split("/")[-1], "hf_id": hf_id}
     groups: list[dict] = []
     attention_params = 0.0  # weights of all attention or mixing layers
-    if model_type in MLA_TYPES:
+    layers_key, computed = "layer_types", {}  # the key layer counts come from; texts of values computed from keys
+    mlp = None
+    if model_type in HYBRID_TYPES:
+        layers_key, blocks = _nemotron_blocks(r, L)
+        head_dim, head_key = r.count("head_dim"), "head_dim"
+        if r.get("mlp_hidden_act") != "relu2":
+            raise ImportRefused(path, prefix + "mlp_hidden_act", f"{r.get('mlp_hidden_act')!r}: only relu2 experts are read")
+        heads, head_size, state_size = r.count("mamba_num_heads"), r.count("mamba_head_dim"), r.count("ssm_state_size")
+        n_groups, kernel = r.count("n_groups"), r.count("conv_kernel")
+        inner = heads * head_size
+        conv_channels = inner + 2 * n_groups * state_size
+        state = heads * head_size * state_size + (kernel - 1) * conv_channels
+        computed["ssm_state_size"] = (f"{prefix}mamba_num_heads x mamba_head_dim x ssm_state_size + (conv_kernel - 1) x "
+                                      "(mamba_num_heads mamba_head_dim + 2 n_groups ssm_state_size)")
+        counts = {kind: blocks.count(kind) for kind in NEMOTRON_BLOCKS.values()}
+        groups = [{"kind": "full", "layers": counts["attention"], "n_q_heads": n_q, "n_kv_heads": n_kv, "head_dim": head_dim},
+                  {"kind": "state", "layers": counts["mamba"], "state_elements": state},
+                  {"kind": "none", "layers": counts["moe"] + counts["mlp"]}]
+        groups = [g for g in groups if g["layers"]]
+        attention = {"kind": "layers", "groups": groups}
+        notes.append(f"{prefix}{layers_key}: {counts['mamba']} Mamba-2 layers hold a constant state of {heads} x "
+                     f"{head_size} x {state_size} + ({kernel} - 1) x {conv_channels} elements each, in the assumed state "
+                     f"dtype; {counts['moe'] + counts['mlp']} MoE or MLP layers cache nothing")
+        if moe is None:
+            raise ImportRefused(path, prefix + "n_routed_experts", "a Nemotron-H stack without routed experts is not read")
+        shared_ff = moe["shared_experts"] * r.count("moe_shared_expert_intermediate_size")
+        moe["dense_layers"], moe["expert_matrices"] = L - counts["moe"], 2
+        attention_params = counts["attention"] * (d * head_dim * (n_q + 2 * n_kv) + n_q * head_dim * d) + counts["mamba"] * (
+            d * (2 * inner + 2 * n_groups * state_size + heads) + conv_channels * kernel + inner * d)
+        mlp = counts["moe"] * (moe["routed_experts"] * 2 * d * moe["expert_intermediate_size"] + 2 * d * shared_ff
+                               + d * moe["routed_experts"]) + counts["mlp"] * 2 * d * ff
+    elif model_type in MLA_TYPES:
         rank, rope = r.count("kv_lora_rank"), r.count("qk_rope_head_dim")
         nope, v_dim = r.count("qk_nope_head_dim"), r.count("v_head_dim")
         q_rank = r.count("q_lora_rank") if r.has("q_lora_rank") else 0
@@ -260,9 +311,9 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
             groups.insert(0, {"kind": "full", "layers": full, "n_q_heads": n_q, "n_kv_heads": n_kv, "head_dim": head_dim})
             attention = {"kind": "layers", "groups": groups}
     embeddings = (1 if tied else 2) * V * d
-    if moe is None:
+    if mlp is None and moe is None:
         mlp = L * 3 * d * ff
-    else:
+    elif mlp is None:
         routed = (L - moe["dense_layers"]) * moe["routed_experts"] * 3 * d * moe["expert_intermediate_size"]
         mlp = routed + (L - moe["dense_layers"]) * (3 * d * shared_ff + d * moe["routed_experts"]) + moe["dense_layers"] * 3 * d * ff
     params = attention_params + mlp + embeddings
@@ -271,7 +322,9 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
         if key is None:
             return f"{model_id}.derived-head-dim"
         sid = f"{model_id}.{(prefix + key).replace('_', '-')}"
-        if key == "linear_value_head_dim":
+        if key in computed:
+            sources[sid] = f"{url}: {computed[key]}"
+        elif key == "linear_value_head_dim":
             sources[sid] = (f"{url}: {prefix}linear_num_value_heads x linear_key_head_dim x linear_value_head_dim "
                             "+ (linear_conv_kernel_dim - 1) x (2 linear_num_key_heads linear_key_head_dim "
                             "+ linear_num_value_heads linear_value_head_dim)")
@@ -291,7 +344,7 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
     keys_used = dict(r.used)
     entry["source"] = model_id
     entry["weight_format"], format_key = weight_format(config, quant)
-    notes.append(f"weight_format: {format_key}")
+    notes.append(f"weight_format read from {format_key}")
     entry["attention"] = attention
     entry["n_layers"] = q(L, "num_hidden_layers")
     entry["n_q_heads"] = q(n_q, "num_attention_heads")
@@ -310,7 +363,8 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
         if name in attention_keys:
             attention[name] = q(attention[name], attention_keys[name], "tokens" if name == "window" else "count")
     group_keys = {"n_q_heads": "num_attention_heads", "n_kv_heads": "num_key_value_heads", "head_dim": head_key,
-                  "span": "sliding_window", "layers": "layer_types", "state_elements": "linear_value_head_dim"}
+                  "span": "sliding_window", "layers": layers_key,
+                  "state_elements": "ssm_state_size" if "ssm_state_size" in computed else "linear_value_head_dim"}
     for group in groups:
         for name in list(group):
             if name != "kind":
@@ -320,7 +374,8 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
                     "experts_per_token": "num_experts_per_tok",
                     "shared_experts": next((k for k in ("n_shared_experts", "shared_expert_intermediate_size", "shared_intermediate_size") if k in keys_used), "n_shared_experts"),
                     "expert_intermediate_size": "moe_intermediate_size" if "moe_intermediate_size" in keys_used else "intermediate_size",
-                    "dense_layers": "first_k_dense_replace"}
+                    "dense_layers": layers_key if model_type in HYBRID_TYPES else "first_k_dense_replace",
+                    "expert_matrices": "mlp_hidden_act"}
         entry["moe"] = {name: q(value, moe_keys[name]) for name, value in moe.items()}
     return ImportedModel(model_id, hf_id, entry, sources, float(params), notes)
 

@@ -1,6 +1,6 @@
 """Per-layer cache kinds of a models.yaml entry (``attention: {kind: layers, groups: [...]}``) as a LayerStack.
 
-Each group names its kind (full, window, chunked, latent, state), its layer count and the dimensions that size its
+Each group names its kind (full, window, chunked, latent, state, none), its layer count and the dimensions that size its
 cache; the state dtype of state layers is an assumption (config/assumptions.yaml ``state_dtype``), bound when the
 catalogue is assembled.
 """
@@ -11,7 +11,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Mapping
 
-from kvwall.inputs.specs import CHUNKED, FULL, LATENT, STATE, WINDOW, LayerGroup, LayerStack, Model, Sourced
+from kvwall.inputs.specs import CHUNKED, FULL, LATENT, NONE, STATE, WINDOW, LayerGroup, LayerStack, Model, Sourced
 
 #: The dimensions each kind needs, beside ``layers``, with the unit each is written in.
 GROUP_FIELDS = {
@@ -20,6 +20,7 @@ GROUP_FIELDS = {
     CHUNKED: {"n_q_heads": "count", "n_kv_heads": "count", "head_dim": "count", "span": "tokens"},
     LATENT: {"n_q_heads": "count", "kv_lora_rank": "count", "qk_rope_head_dim": "count"},
     STATE: {"state_elements": "count"},
+    NONE: {},
 }
 
 

@@ -297,7 +297,10 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
         if "moe" in entry:
             for name in _MOE_COUNTS:
                 prov[f"moe.{name}"] = reader.quantity(entry["moe"][name], f"{key}.moe.{name}", "count", default)
-            moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS))
+            if "expert_matrices" in entry["moe"]:
+                prov["moe.expert_matrices"] = reader.quantity(entry["moe"]["expert_matrices"], f"{key}.moe.expert_matrices", "count", default)
+            moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS),
+                                   expert_matrices=int(prov["moe.expert_matrices"].value) if "moe.expert_matrices" in prov else 3)
             if moe.experts_per_token > moe.routed_experts:
                 raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
         models[model_id] = Model(

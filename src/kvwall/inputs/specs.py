@@ -229,10 +229,11 @@ class LatentAttention(EveryTokenCached):
 
 
 
-FULL, WINDOW, CHUNKED, LATENT, STATE = "full", "window", "chunked", "latent", "state"
+FULL, WINDOW, CHUNKED, LATENT, STATE, NONE = "full", "window", "chunked", "latent", "state", "none"
 #: Cache kinds of a layer: grows with every token (full, latent), holds at most ``span`` positions (window,
-#: chunked local attention), or holds a constant per-sequence state (linear attention, state-space layers).
-CACHE_KINDS = (FULL, WINDOW, CHUNKED, LATENT, STATE)
+#: chunked local attention), holds a constant per-sequence state (linear attention, state-space layers), or holds
+#: nothing (the FFN-only layers of a hybrid stack such as Nemotron-H).
+CACHE_KINDS = (FULL, WINDOW, CHUNKED, LATENT, STATE, NONE)
 
 
 @dataclass(frozen=True)
@@ -274,7 +275,7 @@ class LayerGroup:
         """2 L n_kv d_h for key-value layers, L (d_c + d_r) for latent layers, 0 for state layers (SoK Eq. 1)."""
         if self.kind == LATENT:
             return float(self.layers * self.latent_dim)
-        if self.kind == STATE:
+        if self.kind in (STATE, NONE):
             return 0.0
         return 2.0 * self.layers * self.n_kv_heads * self.head_dim
 
@@ -283,7 +284,7 @@ class LayerGroup:
         """4 L n_q d_h (scores and values), 2 L n_q (2 d_c + d_r) for absorbed MLA; 0 for state layers (Table 8)."""
         if self.kind == LATENT:
             return 2.0 * self.layers * self.n_q_heads * (self.latent_dim + self.kv_lora_rank)
-        if self.kind == STATE:
+        if self.kind in (STATE, NONE):
             return 0.0
         return 4.0 * self.layers * self.n_q_heads * self.head_dim
 
@@ -292,7 +293,7 @@ class LayerGroup:
         s = np.asarray(context, dtype=float)
         if self.grows:
             return s
-        if self.kind == STATE:
+        if self.kind in (STATE, NONE):
             return np.zeros_like(s)
         return np.minimum(s, self.span)
 
@@ -301,7 +302,7 @@ class LayerGroup:
         c, n = np.asarray(cached, dtype=float), np.asarray(new, dtype=float)
         if self.grows:
             return causal_positions(c, n)
-        if self.kind == STATE:
+        if self.kind in (STATE, NONE):
             return np.zeros_like(c + n)
 
         def capped_integral(x):  # integral of min(p, span) dp from 0 to x
@@ -373,7 +374,7 @@ class LayerStack:
         names = {FULL: "full", WINDOW: "SWA", CHUNKED: "chunked", LATENT: "MLA", STATE: "state"}
         kinds = []
         for g in self.groups:
-            if names[g.kind] not in kinds:
+            if g.kind != NONE and names[g.kind] not in kinds:
                 kinds.append(names[g.kind])
         return "+".join(kinds)
 
@@ -415,7 +416,8 @@ class MixtureOfExperts:
     experts_per_token: int
     shared_experts: int
     expert_intermediate_size: int
-    dense_layers: int
+    dense_layers: int  # layers without routed experts
+    expert_matrices: int = 3  # weight matrices per expert: 3 gated (SwiGLU), 2 non-gated (relu2)
 
 
 @dataclass(frozen=True)
