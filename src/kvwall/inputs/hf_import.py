@@ -2,7 +2,8 @@
 
 Every value keeps the config key it was read from as its source; head_dim is taken as given, and only where an
 architecture defines it as hidden / heads (Llama, Mixtral) is that convention used, and stated. Layer kinds come from
-``layer_types``, ``sliding_window`` and ``full_attention_interval``; a multimodal wrapper's ``text_config`` is read.
+``layer_types`` and ``sliding_window``, or Nemotron-H's ``hybrid_override_pattern`` / ``layers_block_type``; a
+multimodal wrapper's ``text_config`` is read.
 What cannot be modelled is refused with one ImportRefused naming the file, the key and the reason.
 """
 
