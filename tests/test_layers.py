@@ -158,3 +158,15 @@ def test_model_by_hugging_face_id_and_list(capsys):
     assert "gb300" in out and "tpu-v6e" in out
     assert main(["list", "formats"]) == 0
     assert "nvfp4" not in capsys.readouterr().out
+
+
+def test_footprint_prints_the_constant_state(capsys, catalog):
+    from kvwall.cli.answers import state
+
+    # Qwen3.5-397B-A17B: 45 Gated DeltaNet layers x 1,085,440 elements x 4 B = 195,379,200 B (0.2 GB)
+    assert state(catalog.models["qwen3.5-397b-a17b"], catalog.assumptions).value == 195_379_200
+    assert main(["footprint", "--model", "qwen3.5-397b-a17b", "--context", "1000"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("state per sequence"))
+    assert "0.2 GB" in line and "fp32, assumption state_dtype" in line
+    assert main(["footprint", "--model", "llama-3-70b", "--context", "1000"]) == 0
+    assert "state per sequence" not in capsys.readouterr().out

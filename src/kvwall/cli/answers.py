@@ -105,6 +105,13 @@ def weights(model: Model, assumptions: Assumptions) -> Quantity:
     )
 
 
+def state(model: Model, assumptions: Assumptions) -> Quantity:
+    """Constant state one sequence holds in linear-attention or state-space layers, whatever its context."""
+    return derived(model.attention.state_bytes, "bytes",
+                   f"state elements of every state layer x {assumptions.state_bytes_per_element:g} B "
+                   f"({assumptions.state_dtype}, assumption state_dtype); included in the KV of batch x context")
+
+
 @dataclass(frozen=True)
 class Footprint:
     """KV bytes of one storage format: per token (SoK Eq. 1) and for b sequences of s tokens."""

@@ -159,6 +159,8 @@ def footprint(args: argparse.Namespace) -> int:
     for row in rows:
         print(_line(f"KV per token, {row.kv_dtype}", row.kv_bytes_per_token))
         print(_line(f"KV of batch x context, {row.kv_dtype}", row.kv_bytes))
+    if model.attention.state_bytes:
+        print(_line("state per sequence", answers.state(model, catalog.assumptions)))
     return 0
 
 
