@@ -124,9 +124,9 @@ def test_reference_to_a_model_that_does_not_exist(tmp_path):
 
 
 def test_reference_to_a_device_that_does_not_exist(tmp_path):
-    error = spec_error(tmp_path, "workloads.yaml", "device: b200", "device: b300")
+    error = spec_error(tmp_path, "workloads.yaml", "device: b200", "device: b400")
     assert error.key == "evaluation.device"
-    assert error.reason.startswith("device 'b300' does not exist in")
+    assert error.reason.startswith("device 'b400' does not exist in")
 
 
 def test_workflow_config_naming_a_model_that_does_not_exist(tmp_path):
@@ -209,7 +209,7 @@ def file_hashes(root: Path) -> dict[str, str]:
          "config/devices.yaml: devices.h100-sxm.hbm_bandwidth.value: must be > 0 (got -3.35)"),
         ("models.yaml", "    n_layers: {value: 80, unit: count}\n", "    n_layers: {value: 80, unit: count\n",
          "config/models.yaml: line "),
-        ("workloads.yaml", "device: b200", "device: b300", "config/workloads.yaml: evaluation.device: device 'b300' does not exist"),
+        ("workloads.yaml", "device: b200", "device: b400", "config/workloads.yaml: evaluation.device: device 'b400' does not exist"),
         ("config.yaml", "config_dir: config\n", "config_dir: config\nconfig_dir: config\n",
          "config/config.yaml: config_dir: given twice (lines 3 and 4)"),
         # checked only inside jobs before: tiers.yaml, measure.yaml and the references across files

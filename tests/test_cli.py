@@ -258,9 +258,9 @@ def test_unknown_model_names_it_and_the_known_ids(capsys):
 
 
 def test_unknown_device_names_it_and_the_known_ids(capsys):
-    status, _, err = run(capsys, "regime", "--model", "llama-3-70b", "--device", "b300", "--batch", "1", "--context", "8k")
+    status, _, err = run(capsys, "regime", "--model", "llama-3-70b", "--device", "b400", "--batch", "1", "--context", "8k")
     assert status == 2
-    assert "unknown device 'b300'" in err and "b200, h100-sxm, h200-sxm, mi300x" in err
+    assert "unknown device 'b400'" in err and "b200, b300, gaudi3, gb200, gb300, h100-sxm, h200-sxm, mi300x" in err
 
 
 def test_context_that_is_not_a_length(capsys):
@@ -269,23 +269,24 @@ def test_context_that_is_not_a_length(capsys):
     assert err.startswith("kvwall: --context:")
 
 
-def test_outside_the_repository_asks_for_config(capsys, tmp_path, monkeypatch):
+def test_outside_the_repository_the_shipped_catalogue_answers(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["footprint", "--model", "llama-3-70b"]) == 2
-    assert "--config DIR" in capsys.readouterr().err
+    assert main(["footprint", "--model", "llama-3-70b", "--context", "1000"]) == 0
+    assert "327,680 B/token" in capsys.readouterr().out
 
 
 def test_bad_config_directory_gives_file_key_reason(capsys, tmp_path):
     config = tmp_path / "config"
     shutil.copytree(CONFIG, config)
     devices = config / "devices.yaml"
-    devices.write_text(devices.read_text().replace("value: 8.0, unit: TB/s", "value: 0, unit: TB/s"))
+    devices.write_text(devices.read_text().replace("value: 8.0, unit: TB/s", "value: 0, unit: TB/s", 1))
     assert main(["footprint", "--model", "llama-3-70b", "--config", str(config)]) == 2
     assert capsys.readouterr().err == f"kvwall: {devices}: devices.b200.hbm_bandwidth.value: must be > 0 (got 0)\n"
 
 
 def test_installed_script_answers_and_fails_cleanly(tmp_path):
-    """The `kvwall` entry point of the environment, run from the repository root."""
+    """The `kvwall` entry point of the environment, run from the repository root, and outside any checkout (the
+    catalogue shipped with kvwall answers there)."""
     script = shutil.which("kvwall", path=str(Path(sys.executable).parent))
     assert script is not None
     done = subprocess.run([script, "crossover", "--model", "llama-3-70b", "--batch", "32", "--json"],
@@ -295,7 +296,9 @@ def test_installed_script_answers_and_fails_cleanly(tmp_path):
                             cwd=tmp_path, capture_output=True, text=True)
     assert failed.returncode == 2
     assert "Traceback" not in failed.stderr
-    assert failed.stderr.startswith("kvwall: no config directory")
+    assert failed.stderr.startswith("kvwall: unknown model 'nope'")
+    listed = subprocess.run([script, "list", "models"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert "meta-llama/Llama-3.1-70B" in listed.stdout
 
 
 # ---- benchmark helpers (no timing assertions) ----------------------------------------------------------------------
@@ -351,3 +354,12 @@ def test_regime_takes_the_compute_precision_and_refuses_one_the_device_does_not_
     assert round(ridge) == 591  # 1,979 TFLOP/s dense FP8 over 3.35 TB/s: twice the BF16 ridge of SoK Table 3
     assert main([*argv, "--compute-precision", "fp4"]) != 0
     assert "H100 SXM lists no dense rate for it (it lists bf16, fp8)" in capsys.readouterr().err
+
+
+def test_the_shipped_catalogue_is_config(root):
+    """Every spec file load_catalog reads ships with the package, and is config/'s own (a link in a checkout)."""
+    from kvwall.inputs.loader import DEVICE_ASSUMPTIONS_FILE, SPEC_FILES
+    from kvwall.inputs.packaged import packaged_config_dir
+
+    for name in (*SPEC_FILES.values(), DEVICE_ASSUMPTIONS_FILE):
+        assert (packaged_config_dir() / name).read_bytes() == (root / "config" / name).read_bytes(), name

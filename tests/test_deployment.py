@@ -215,14 +215,26 @@ def test_deployment_figure_panels(catalog):
     assert (dp8.data_parallel, dp8.expert_parallel, dp8.weight_format) == (8, 8, "fp8")
 
 
-def test_a_scale_up_link_naming_an_unknown_device_is_refused(tmp_path):
-    from kvwall.inputs.loader import SpecError, load_catalog
+def test_the_collective_rate_is_one_way_per_device(catalog):
+    from kvwall.inputs.deployment import collective_link
 
-    config = tmp_path / "config"
-    shutil.copytree(CONFIG, config)
-    links = config / "links.yaml"
-    links.write_text(links.read_text(encoding="utf-8").replace("devices: [b200]", "devices: [b201]"), encoding="utf-8")
+    devices = catalog.files["devices"]
+    # NVLink 4 prints 900 GB/s per GPU, both directions together: 450 GB/s one way (H100 and H200).
+    assert collective_link(catalog.devices["h100-sxm"], devices).bandwidth == 450e9
+    # NVLink 5 prints 1.8 TB/s per GPU, both directions: 900 GB/s one way.
+    assert collective_link(catalog.devices["b200"], devices).bandwidth == 900e9
+    # Infinity Fabric prints 128 GB/s per link, 7 links, direction unstated: 7 x 128 / 2 = 448 GB/s.
+    assert collective_link(catalog.devices["mi300x"], devices).bandwidth == 448e9
+
+
+def test_a_device_without_a_scale_up_link_cannot_be_deployed_on_several(catalog):
+    from dataclasses import replace
+
+    from kvwall.inputs.deployment import collective_link
+    from kvwall.inputs.loader import SpecError
+
+    lonely = replace(catalog.devices["h100-sxm"], scale_up=None)
     with pytest.raises(SpecError) as error:
-        load_serving_inputs(load_catalog(config))
-    assert (error.value.key, error.value.reason) == (
-        "scale_up_links.nvlink-5-gpu.devices[0]", f"device 'b201' does not exist in {config / 'devices.yaml'}")
+        collective_link(lonely, "config/devices.yaml")
+    assert error.value.key == "devices.h100-sxm.scale_up" and "no scale-up link" in error.value.reason
+

@@ -25,14 +25,15 @@ from kvwall.tier.inputs import load_tiers
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: A device and a model with published numbers (AMD MI325X datasheet; Mistral-Large-2407 config.json).
-MI325X = {
-    "name": "MI325X",
-    "hbm_capacity": {"value": 256, "unit": "GB", "source": "amd-mi325x"},
-    "hbm_bandwidth": {"value": 6.0, "unit": "TB/s", "source": "amd-mi325x"},
-    "package": {"description": "8 XCDs, Infinity Fabric", "partitions": {"value": 8, "unit": "count", "source": "amd-mi325x"}},
-    "dense_flops": {"bf16": {"value": 1307, "unit": "TFLOP/s", "source": "amd-mi325x"},
-                    "fp8": {"value": 2615, "unit": "TFLOP/s", "source": "amd-mi325x"}},
+#: A device and a model with published numbers that the catalogue does not hold (NVIDIA H20 datasheet: 96 GB HBM3,
+#: 4.0 TB/s, 148 TFLOP/s dense BF16, 296 dense FP8; Mistral-Large-2407 config.json).
+H20 = {
+    "name": "H20",
+    "hbm_capacity": {"value": 96, "unit": "GB", "source": "nvidia-h20"},
+    "hbm_bandwidth": {"value": 4.0, "unit": "TB/s", "source": "nvidia-h20"},
+    "package": {"description": "Monolithic", "partitions": {"value": 1, "unit": "count", "source": "nvidia-h20"}},
+    "dense_flops": {"bf16": {"value": 148, "unit": "TFLOP/s", "source": "nvidia-h20"},
+                    "fp8": {"value": 296, "unit": "TFLOP/s", "source": "nvidia-h20"}},
 }
 MISTRAL_LARGE = {
     "name": "Mistral-Large-2407",
@@ -45,23 +46,28 @@ MISTRAL_LARGE = {
 
 
 def grown_config(directory: Path) -> Path:
-    """A copy of config/ with MI325X and Mistral-Large-2407 appended to the catalogue."""
+    """A copy of config/ with H20 and Mistral-Large-2407 appended to the catalogue and to the paper's selections."""
     shutil.copytree(ROOT / "config", directory)
     for file, section, key, entry, source in (
-        ("devices.yaml", "devices", "mi325x", MI325X, "AMD Instinct MI325X datasheet"),
+        ("devices.yaml", "devices", "h20", H20, "NVIDIA H20 datasheet"),
         ("models.yaml", "models", "mistral-large-2407", MISTRAL_LARGE,
          "https://huggingface.co/mistralai/Mistral-Large-Instruct-2407/blob/main/config.json"),
     ):
         path = directory / file
         specs = yaml.safe_load(path.read_text())
-        specs["sources"][entry.get("source", "amd-mi325x")] = source
+        specs["sources"][entry.get("source", "nvidia-h20")] = source
         specs[section][key] = entry
         path.write_text(yaml.safe_dump(specs, sort_keys=False, allow_unicode=True))
+    workflow = yaml.safe_load((directory / "config.yaml").read_text())
+    for table, kind, added in (("table1", "models", "mistral-large-2407"), ("table3", "devices", "h20"),
+                               ("capacity", "models", "mistral-large-2407"), ("capacity", "devices", "h20")):
+        workflow["tables"][table][kind].append(added)
+    (directory / "config.yaml").write_text(yaml.safe_dump(workflow, sort_keys=False))
     return directory
 
 
 def figure_inputs(config_dir: Path) -> FigureInputs:
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config = yaml.safe_load((config_dir / "config.yaml").read_text())
     config["config_dir"] = str(config_dir)
     return FigureInputs.load(config)
 
@@ -74,7 +80,7 @@ def today():
 @pytest.fixture(scope="module")
 def grown(tmp_path_factory):
     inputs = figure_inputs(grown_config(tmp_path_factory.mktemp("grown") / "config"))
-    assert "mi325x" in inputs.selections["table3_devices"] and "mistral-large-2407" in inputs.selections["table1_models"]
+    assert "h20" in inputs.selections["table3_devices"] and "mistral-large-2407" in inputs.selections["table1_models"]
     return inputs
 
 
@@ -170,4 +176,4 @@ def test_adding_a_model_and_a_device_changes_no_other_colour(today, grown):
 
     before, after = roof_colors(today), roof_colors(grown)
     assert len(before) == 4 and all(after[gid] == color for gid, color in before.items())
-    assert set(after) - set(before) == {"roof mi325x"}
+    assert set(after) - set(before) == {"roof h20"}

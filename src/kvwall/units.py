@@ -27,6 +27,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "GB/s": ("bytes/s", 1e9),
     "TB/s": ("bytes/s", 1e12),
     "GiB/s": ("bytes/s", 2.0**30),
+    "Gb/s": ("bytes/s", 1e9 / 8),  # link rates as network datasheets print them (ICI, Ethernet)
     "FLOP/s": ("FLOP/s", 1.0),
     "GFLOP/s": ("FLOP/s", 1e9),
     "TFLOP/s": ("FLOP/s", 1e12),

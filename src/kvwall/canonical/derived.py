@@ -181,11 +181,12 @@ def _kv_footprints(catalog: Catalog, frame: pd.DataFrame) -> Block:
                  note="Per sequence at the evaluation contexts of SoK Table 5.")
 
 
-def _hbm_capacities(catalog: Catalog) -> Block:
+def _hbm_capacities(catalog: Catalog, frame: pd.DataFrame) -> Block:
+    """HBM of the devices the capacity crossovers are shown for."""
     rows = tuple(
         Row(d.name, (Number(f"s2.hbm.{d.id}", f"HBM capacity, {d.name}", d.hbm_capacity, "B", format_value(d.hbm_capacity, "gb_label"),
                             "spec", f"{catalog.files['devices']} devices.{d.id}.hbm_capacity ({d.provenance['hbm_capacity'].source})"),))
-        for d in catalog.devices.values()
+        for d in (catalog.devices[i] for i in dict.fromkeys(frame["device_id"]))
     )
     return Block("HBM capacity per device", rows, header="Device")
 
@@ -255,7 +256,7 @@ def capacity_section(catalog: Catalog, tables: Mapping[str, pd.DataFrame]) -> Se
         blocks=(
             _kv_footprints(catalog, tables["derived/table1_kv_per_token"]),
             in_text_block(2, "Footprint examples (SoK §1.2, §2.1)", "derived/footprint_examples", tables["derived/footprint_examples"]),
-            _hbm_capacities(catalog),
+            _hbm_capacities(catalog, tables["derived/capacity_crossover"]),
             _weights_against_hbm(catalog, tables["derived/capacity_crossover"]),
         ),
     )

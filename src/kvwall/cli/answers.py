@@ -25,13 +25,16 @@ from kvwall.model.roofline import (
     step_weight_bytes,
     striped_bandwidth,
 )
-from kvwall.inputs.specs import Device, LatentAttention, Model, Sourced
+from kvwall.inputs.specs import Device, LatentAttention, LayerStack, Model, Sourced
 from kvwall.units import dimension_of, dtype_bytes
 
 KV_EQUATION = "SoK Eq. 1: 2 L n_kv d_h w_kv"
 MLA_EQUATION = "SoK Eq. 1, Table 1 (MLA): L (d_c + d_r) w_kv"
 WINDOW_EQUATION = "SoK Eq. 1 over every layer: 2 L n_kv d_h w_kv, the rate below the window"
 BEYOND_WINDOW_EQUATION = "SoK Eq. 1 over the full layers: 2 L_full n_kv d_h w_kv"
+STACK_EQUATION = ("SoK Eq. 1 per layer group: sum of 2 L_g n_kv,g d_h,g w_kv (key-value layers) and L_g (d_c + d_r) "
+                  "w_kv (latent layers), every caching layer counted")
+STACK_STEP_KV_FORMULA = "b (sum over groups of per-token bytes x positions held, s or min(s, W), + constant state)"
 STEP_KV_FORMULA = "b s 2 L n_kv d_h w_kv"  # for_model rewrites it for MLA
 WINDOW_STEP_KV_FORMULA = "b 2 n_kv d_h w_kv (L_full s + L_window min(s, W))"
 TRAFFIC_EQUATION = "SoK section 3.4, Table 4: s*(b) = P w_p / (b 2 L n_kv d_h w_kv)"
@@ -71,6 +74,8 @@ def given(sourced: Sourced) -> Quantity:
 
 def kv_equation(model: Model) -> str:
     """The form of SoK Eq. 1 that applies to the model's attention."""
+    if isinstance(model.attention, LayerStack):
+        return STACK_EQUATION
     if isinstance(model.attention, LatentAttention):
         return MLA_EQUATION
     return WINDOW_EQUATION if model.attention.has_window else KV_EQUATION
@@ -88,10 +93,19 @@ def for_model(model: Model, equation: str) -> str:
     return equation
 
 
+def kv_bytes_formula(model: Model) -> str:
+    """How the bytes of b sequences of s tokens are summed for the model's layers."""
+    if isinstance(model.attention, LayerStack):
+        return STACK_STEP_KV_FORMULA
+    return WINDOW_STEP_KV_FORMULA if model.attention.has_window else f"b s x ({kv_equation(model)})"
+
+
 def crossover_equation(model: Model, equation: str) -> str:
     """A crossover's equation in the model's terms (for_model), and how it is solved where window layers cap the
-    footprint."""
+    footprint or layers differ."""
     equation = for_model(model, equation)
+    if isinstance(model.attention, LayerStack):
+        return f"{equation}, solved on {STACK_STEP_KV_FORMULA}"
     return f"{equation}, {WINDOW_CROSSOVER}" if model.attention.has_window else equation
 
 
@@ -100,9 +114,16 @@ def weights(model: Model, assumptions: Assumptions) -> Quantity:
     return derived(
         resident_weight_bytes(model, assumptions.weight_bytes_per_param),
         "bytes",
-        f"P w_p, P = {model.params_nominal / 1e9:g}e9 (spec), w_p = {assumptions.weight_bytes_per_param:g} B "
+        f"P w_p, P = {model.params_nominal / 1e9:g}e9 ({model.provenance['params_nominal'].evidence}), w_p = {assumptions.weight_bytes_per_param:g} B "
         f"({assumptions.weight_dtype}, assumption)",
     )
+
+
+def state(model: Model, assumptions: Assumptions) -> Quantity:
+    """Constant state one sequence holds in linear-attention or state-space layers, whatever its context."""
+    return derived(model.attention.state_bytes, "bytes",
+                   f"state elements of every state layer x {assumptions.state_bytes_per_element:g} B "
+                   f"({assumptions.state_dtype}, assumption state_dtype); included in the KV of batch x context")
 
 
 @dataclass(frozen=True)
@@ -122,8 +143,7 @@ def footprint(model: Model, context: float, batch: int, kv_dtype: str, basis: st
         kv_dtype=kv_dtype,
         kv_bytes_per_element=stated(width, "bytes", basis),
         kv_bytes_per_token=derived(kv_bytes_per_token(model, width), "bytes/token", kv_equation(model)),
-        kv_bytes=derived(kv_bytes(model, context, width, batch), "bytes", WINDOW_STEP_KV_FORMULA
-                         if model.attention.has_window else f"b s x ({kv_equation(model)})"),
+        kv_bytes=derived(kv_bytes(model, context, width, batch), "bytes", kv_bytes_formula(model)),
     )
 
 
@@ -203,7 +223,8 @@ def operating_point(
     resident = resident_weight_bytes(model, w_p)
     step_weights = float(step_weight_bytes(model, w_p, batch))
     step_kv = float(step_kv_bytes(model, context, batch, w_kv))
-    step_kv_formula = WINDOW_STEP_KV_FORMULA if model.attention.has_window else STEP_KV_FORMULA
+    step_kv_formula = (STACK_STEP_KV_FORMULA if isinstance(model.attention, LayerStack)
+                       else WINDOW_STEP_KV_FORMULA if model.attention.has_window else STEP_KV_FORMULA)
     s_star = float(traffic_crossover(model, step_weights, w_kv, batch))
     s_cap = float(capacity_crossover(model, device.hbm_capacity, resident, w_kv))
     beta = placement_bandwidth(device, placement)

@@ -18,11 +18,14 @@ import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from kvwall.cli import advice, answers, benchmark, serving
+from kvwall.cli import advice, answers, benchmark, catalogue, serving
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
 from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deployment, load_serving_inputs
 from kvwall.inputs.loader import LARGEST, SpecError, load_catalog, load_user_specs
+from kvwall.inputs.packaged import packaged_config_dir
+from kvwall.inputs.plausibility import catalogue_findings
+from kvwall.model.params import architecture_params
 from kvwall.measure import command as measure_command
 from kvwall.units import DTYPE_BYTES, UnitError, parse_tokens
 
@@ -61,19 +64,25 @@ def _points(text: str) -> int:
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
-    """The config directory's catalogue plus the devices and models of every --specs file."""
+    """The config directory's catalogue plus the devices and models of every --specs file: --config DIR, else a
+    checkout's ./config when present, else the catalogue shipped with kvwall."""
     config = args.config
     if config is None:
-        if not (DEFAULT_CONFIG / "devices.yaml").is_file():
-            raise CommandError(
-                "no config directory: run kvwall from the repository root (where config/ is) or pass --config DIR"
-            )
-        config = DEFAULT_CONFIG
+        config = DEFAULT_CONFIG if (DEFAULT_CONFIG / "devices.yaml").is_file() else packaged_config_dir()
     if not Path(config).is_dir():
         raise CommandError(f"--config {config}: not a directory")
     catalog = load_catalog(config)
+    reference, files = catalog.devices, dict(catalog.files)
     for path in args.specs:
+        before = set(catalog.models) | set(catalog.devices)
         catalog = load_user_specs(path, catalog)
+        files.update({item: str(path) for item in (set(catalog.models) | set(catalog.devices)) - before})
+    for finding in catalogue_findings(catalog.models, catalog.devices, reference, files, architecture_params):
+        print(f"kvwall: {finding}", file=sys.stderr)
+    if getattr(args, "hf_config", None):
+        catalog, args.model = catalogue.with_hf_config(catalog, args.hf_config)
+    elif hasattr(args, "hf_config") and not args.model:
+        raise CommandError("give --model ID or --hf-config PATH")
     return catalog
 
 
@@ -109,11 +118,14 @@ def _precision(catalog: Catalog, device) -> str:
     if precision not in device.dense_flops:
         raise CommandError(f"compute precision {precision} (--compute-precision, or compute_precision of the "
                            f"assumptions): {device.name} lists no dense rate for it (it lists "
-                           f"{', '.join(sorted(device.dense_flops))})")
+                           f"{', '.join(sorted(device.dense_flops)) or 'none: its datasheet states no dense rate'})")
     return precision
 
 
 def _pick(collection, item_id: str, kind: str):
+    by_hf_id = {item.hf_id: item for item in collection.values() if getattr(item, "hf_id", None)}
+    if item_id in by_hf_id and item_id not in collection:
+        return by_hf_id[item_id]
     if item_id not in collection:
         known = ", ".join(sorted(collection))
         raise CommandError(f"unknown {kind} {item_id!r} (known {kind}s: {known}; add one with --specs FILE)")
@@ -190,6 +202,8 @@ def footprint(args: argparse.Namespace) -> int:
     for row in rows:
         print(_line(f"KV per token, {row.kv_dtype}", row.kv_bytes_per_token))
         print(_line(f"KV of batch x context, {row.kv_dtype}", row.kv_bytes))
+    if model.attention.state_bytes:
+        print(_line("state per sequence", answers.state(model, catalog.assumptions)))
     return 0
 
 
@@ -418,12 +432,17 @@ def run_benchmark(args: argparse.Namespace) -> int:
 # ---- parser ----------------------------------------------------------------------------------------------------
 
 
+def _catalogue_options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--config", metavar="DIR", help="config directory with devices.yaml, models.yaml, ... "
+                         "(default: ./config when present, else the catalogue shipped with kvwall)")
+    options.add_argument("--specs", metavar="PATH", action="append", default=[],
+                         help="YAML file adding devices and/or models in the format of config/; repeatable")
+    return options
+
+
 def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="DIR", help="config directory with devices.yaml, models.yaml, ... "
-                        "(default: ./config when present)")
-    common.add_argument("--specs", metavar="PATH", action="append", default=[],
-                        help="YAML file adding devices and/or models in the format of config/; repeatable")
+    common = argparse.ArgumentParser(add_help=False, parents=[_catalogue_options()])
     common.add_argument("--json", action="store_true", help="machine-readable output, each number with its evidence class")
     return common
 
@@ -433,6 +452,12 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     common = [_common()]
     context_help = "context length in tokens: 131072, 128k, 1M, 1e6 (k per config/assumptions.yaml tokens_per_k)"
+
+    def model_option(p: argparse.ArgumentParser) -> None:
+        group = p.add_mutually_exclusive_group()
+        group.add_argument("--model", help="model id of the catalogue, or its Hugging Face id (meta-llama/Llama-3.1-70B)")
+        group.add_argument("--hf-config", metavar="PATH",
+                           help="a published config.json to answer for directly (parameter count derived from it)")
 
     def format_option(stored: str) -> dict:
         if stored == "weight":
@@ -457,7 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="attention data-parallel degree: the sequences split over D attention replicas (default 1)")
 
     p = subparsers.add_parser("footprint", parents=common, help="KV bytes per token and per batch, and weights (Eq. 1)")
-    p.add_argument("--model", required=True)
+    model_option(p)
     p.add_argument("--context", default="128k", help=context_help + "; default 128k")
     p.add_argument("--batch", type=_positive_int, default=1)
     p.add_argument("--kv-dtype", nargs="+", choices=sorted(DTYPE_BYTES), metavar="DTYPE",
@@ -466,7 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=footprint)
 
     p = subparsers.add_parser("crossover", parents=common, help="traffic crossover s*(b) and capacity crossover s_cap")
-    p.add_argument("--model", required=True)
+    model_option(p)
     p.add_argument("--device", nargs="+", help="device id(s) for s_cap (default: every device)")
     p.add_argument("--batch", type=_positive_int, nargs="+", default=list(TABLE4_BATCHES),
                    help="batch size(s) (default: SoK Table 4's 1 8 32 128 256)")
@@ -476,7 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=crossover)
 
     p = subparsers.add_parser("regime", parents=common, help="which regime, the numbers behind it, and what to do")
-    p.add_argument("--model", required=True)
+    model_option(p)
     p.add_argument("--device", required=True)
     p.add_argument("--batch", type=_positive_int, required=True)
     p.add_argument("--context", required=True, help=context_help)
@@ -499,6 +524,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compute-precision", metavar="PRECISION",
                    help="dense tensor rate the step-time bound uses: bf16, fp8 (default: compute_precision of the assumptions)")
     p.set_defaults(func=fit)
+
+    p = subparsers.add_parser("import", parents=[_catalogue_options()], help="a published config.json as a config/models.yaml entry (stdout, or --into)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="config.json file(s), named org--model_config.json or with --hf-id")
+    p.add_argument("--into", metavar="FILE", help="append the entry to this models file (config/models.yaml) instead")
+    p.add_argument("--params-nominal", type=float, metavar="COUNT",
+                   help="the parameter count the model card publishes (checked against the derived count)")
+    p.add_argument("--params-source", metavar="TEXT", help="where --params-nominal is published (model card address)")
+    p.add_argument("--hf-id", help="Hugging Face id org/model when the file name does not carry it")
+    p.add_argument("--id", dest="model_id", help="catalogue id (default: the model name lowercased)")
+    p.set_defaults(func=lambda a: catalogue.import_configs(_catalog(a), a.paths, a.into, a.params_nominal, a.params_source,
+                                                           a.hf_id, a.model_id))
+
+    p = subparsers.add_parser("list", parents=[_catalogue_options()], help="catalogue ids with names and key numbers")
+    p.add_argument("what", choices=("models", "devices", "formats"), help="what to list")
+    p.set_defaults(func=lambda a: catalogue.list_catalogue(_catalog(a), a.what))
 
     measure_command.register(subparsers)
 

@@ -162,7 +162,7 @@ def fitting_deployments(model: Model, device: Device, batch: int, context: float
     """The deployments on ``device`` that hold every sequence asked for, fewest devices first, then fastest bound."""
     answers = []
     for d in candidate_deployments(model, weight_format, kv_format):
-        linked = d.devices == 1 or any(device.id in link.devices for link in serving.links.values())
+        linked = d.devices == 1 or device.scale_up is not None
         if linked and holds_batch(model, d, batch, context, device.hbm_capacity, serving.usable_memory_fraction):
             answers.append(device_answer(model, device, d, batch, context, serving, precision))
     return sorted(answers, key=lambda a: (a.deployment.devices, a.step_time_bound.value))

@@ -18,6 +18,7 @@ class Assumptions:
     weight_dtype: str
     kv_dtype: str
     compute_precision: str
+    state_dtype: str
     prefill_mfu: float
     attention_flops_at_full_context: bool
     provenance: Mapping[str, Sourced] = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
@@ -31,6 +32,11 @@ class Assumptions:
     def kv_bytes_per_element(self) -> float:
         """Baseline w_kv in bytes."""
         return dtype_bytes(self.kv_dtype)
+
+    @property
+    def state_bytes_per_element(self) -> float:
+        """Bytes of one element of linear-attention or state-space state."""
+        return dtype_bytes(self.state_dtype)
 
     @property
     def kv_bits(self) -> float:

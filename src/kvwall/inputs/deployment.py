@@ -9,12 +9,11 @@ each expert's matrices; with attention DP the experts span every device of the s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.loader import QuantityReader, SpecError, read_yaml, validate
+from kvwall.inputs.loader import SpecError
 from kvwall.inputs.specs import Device, Model, Sourced
 from kvwall.units import DTYPE_BYTES, dtype_bytes
 
@@ -99,61 +98,50 @@ def checked_deployment(model: Model, deployment: Deployment, flags: Mapping[str,
 
 
 @dataclass(frozen=True)
-class ScaleUpLink:
-    """The link between the GPUs of one scale-up domain (NVLink): per GPU, one direction."""
+class CollectiveLink:
+    """The rate one device sends collectives at over its scale-up link (NVLink, Infinity Fabric, ICI), one way."""
 
-    id: str
     name: str
-    bandwidth: float  # bytes/s
-    devices: tuple[str, ...]
-    provenance: Mapping[str, Sourced]
+    bandwidth: float  # bytes/s, one direction, per device
+
+
+def collective_link(device: Device, devices_file: str) -> CollectiveLink:
+    """One device's one-way scale-up rate, from the link its datasheet prints (``Device.scale_up``): the rate per
+    device, or per link times the links; halved where the datasheet counts both directions together, as NVLink's and
+    Infinity Fabric's do, or does not say (then the rate of one direction cannot be more than the total)."""
+    link = device.scale_up
+    if link is None:
+        raise SpecError(devices_file, f"devices.{device.id}.scale_up", f"no scale-up link: a deployment of more than one "
+                                                                       f"{device.name} needs the rate its devices exchange data at")
+    total = link.bandwidth * (link.links or 1)
+    return CollectiveLink(link.name, total if link.direction == "one-way" else total / 2)
 
 
 @dataclass(frozen=True)
 class ServingInputs:
-    """What a deployment's step time and capacity need beyond the catalogue: scale-up links and stated assumptions."""
+    """What a deployment's step time and capacity need beyond the catalogue's specs: the stated assumptions."""
 
-    links: Mapping[str, ScaleUpLink]
     usable_memory_fraction: float
     collective_latency: float  # s
     activation_bytes: float  # bytes per activation value a collective moves
     hbm_bandwidth_efficiency: float
     provenance: Mapping[str, Sourced]
-    file: str
+    devices_file: str
 
-    def link_of(self, device: Device) -> ScaleUpLink:
-        """The scale-up link ``device`` joins others over; SpecError when config/links.yaml names none."""
-        for link in self.links.values():
-            if device.id in link.devices:
-                return link
-        raise SpecError(self.file, "scale_up_links", f"no link lists device {device.id!r}: a deployment of more than "
-                                                     f"one {device.name} needs the rate its devices exchange data at")
+    def link_of(self, device: Device) -> CollectiveLink:
+        """The one-way rate ``device`` exchanges collectives at; SpecError when its spec has no scale-up link."""
+        return collective_link(device, self.devices_file)
 
 
 def load_serving_inputs(catalog: Catalog) -> ServingInputs:
-    """Read config/links.yaml's scale_up_links and the serving assumptions of the catalogue."""
-    path = Path(catalog.files["links"])
-    document = read_yaml(path)
-    validate(document, "links", path)
-    reader = QuantityReader(path, document, document["evidence"])
-    links = {}
-    for link_id, entry in document.get("scale_up_links", {}).items():
-        key = f"scale_up_links.{link_id}"
-        bandwidth = reader.quantity(entry["bandwidth"], f"{key}.bandwidth", "bytes/s")
-        for i, device_id in enumerate(entry["devices"]):
-            if device_id not in catalog.devices:
-                raise SpecError(path, f"{key}.devices[{i}]", f"device {device_id!r} does not exist in "
-                                                            f"{catalog.files['devices']}")
-        links[link_id] = ScaleUpLink(link_id, entry["name"], bandwidth.value, tuple(entry["devices"]),
-                                     MappingProxyType({"bandwidth": bandwidth}))
+    """The serving assumptions of the catalogue (config/assumptions.yaml)."""
     given = catalog.assumptions.provenance
     names = ("usable_memory_fraction", "collective_latency", "activation_dtype", "hbm_bandwidth_efficiency")
     return ServingInputs(
-        links=MappingProxyType(links),
         usable_memory_fraction=given["usable_memory_fraction"].value,
         collective_latency=given["collective_latency"].value,
         activation_bytes=dtype_bytes(given["activation_dtype"].value),
         hbm_bandwidth_efficiency=given["hbm_bandwidth_efficiency"].value,
         provenance=MappingProxyType({name: given[name] for name in names}),
-        file=str(path),
+        devices_file=catalog.files["devices"],
     )

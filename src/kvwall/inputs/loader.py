@@ -19,8 +19,10 @@ import yaml
 from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
+from kvwall.inputs.device_assumptions import with_assumed_rates
+from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.reader import SpecError, key_path, read_yaml
-from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, SlidingWindowAttention, Sourced,
+from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, ScaleUpLink, SlidingWindowAttention, Sourced,
                           Technique, Workload)
 from kvwall.units import UnitError, dimension_of, dtype_bytes, to_base
 
@@ -47,6 +49,8 @@ ASSUMPTION_DIMENSIONS = {
     "tokens_per_k": "tokens", "prefill_mfu": "ratio", "attention_flops_at_full_context": "ratio", "moe_uniform_routing": "ratio",
     "usable_memory_fraction": "ratio", "collective_latency": "s", "hbm_bandwidth_efficiency": "ratio",
 }
+#: Device numbers no datasheet states (kvwall.inputs.device_assumptions); optional.
+DEVICE_ASSUMPTIONS_FILE = "device_assumptions.yaml"
 
 #: The folder of reported values (kvwall.inputs.reported), relative to the config directory.
 REPORTED_FOLDER = "reported"
@@ -194,6 +198,14 @@ def _devices(document: Mapping, reader: QuantityReader) -> dict[str, Device]:
             prov[f"dense_flops.{precision}"] = reader.quantity(node, f"{key}.dense_flops.{precision}", "FLOP/s")
             flops[precision] = prov[f"dense_flops.{precision}"].value
         d2d = prov.get("die_to_die_bandwidth")
+        scale_up = None
+        if "scale_up" in entry:
+            node = entry["scale_up"]
+            prov["scale_up.bandwidth"] = reader.quantity(node["bandwidth"], f"{key}.scale_up.bandwidth", "bytes/s")
+            if "links" in node:
+                prov["scale_up.links"] = reader.quantity(node["links"], f"{key}.scale_up.links", "count")
+            scale_up = ScaleUpLink(node["name"], prov["scale_up.bandwidth"].value,
+                                   int(prov["scale_up.links"].value) if "links" in node else None, node["direction"])
         devices[device_id] = Device(
             id=device_id,
             name=entry["name"],
@@ -203,6 +215,7 @@ def _devices(document: Mapping, reader: QuantityReader) -> dict[str, Device]:
             partitions=int(prov["partitions"].value),
             die_to_die_bandwidth=d2d.value if d2d else None,
             dense_flops=MappingProxyType(flops),
+            scale_up=scale_up,
             provenance=MappingProxyType(prov),
         )
     return devices
@@ -238,23 +251,30 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
                 raise SpecError(reader.file, f"{key}.attention.window_layers", f"{window_layers} exceeds n_layers {n['n_layers']}")
             attention = SlidingWindowAttention(n["n_layers"], n["n_q_heads"], n["n_kv_heads"], n["head_dim"], window_layers,
                                                prov["attention.window"].value)
+        elif attention_node["kind"] == "layers":
+            attention = read_layers(attention_node, key, reader, default, prov, n["n_layers"])
         else:
             attention = FullAttention(n["n_layers"], n["n_q_heads"], n["n_kv_heads"], n["head_dim"])
+        if "max_context" in entry:
+            prov["max_context"] = reader.quantity(entry["max_context"], f"{key}.max_context", "tokens", default)
         moe = None
         if "moe" in entry:
             for name in _MOE_COUNTS:
                 prov[f"moe.{name}"] = reader.quantity(entry["moe"][name], f"{key}.moe.{name}", "count", default)
-            moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS))
+            if "expert_matrices" in entry["moe"]:
+                prov["moe.expert_matrices"] = reader.quantity(entry["moe"]["expert_matrices"], f"{key}.moe.expert_matrices", "count", default)
+            moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS),
+                                   expert_matrices=int(prov["moe.expert_matrices"].value) if "moe.expert_matrices" in prov else 3)
             if moe.experts_per_token > moe.routed_experts:
                 raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
             if moe.dense_layers > n["n_layers"]:
                 raise SpecError(reader.file, f"{key}.moe.dense_layers", f"{moe.dense_layers} exceeds n_layers {n['n_layers']}")
-        weight_format = entry.get("weight_format", {}).get("value")
+        weight_format = entry.get("weight_format")
         if weight_format is not None:
             try:
                 dtype_bytes(weight_format)
             except UnitError as err:
-                raise SpecError(reader.file, f"{key}.weight_format.value", str(err)) from None
+                raise SpecError(reader.file, f"{key}.weight_format", str(err)) from None
         models[model_id] = Model(
             id=model_id,
             name=entry["name"],
@@ -262,7 +282,9 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             params_nominal=prov["params_nominal"].value,
             tied_embeddings=entry.get("tied_embeddings", False),
             moe=moe,
+            hf_id=entry.get("hf_id"),
             weight_format=weight_format,
+            max_context=prov["max_context"].value if "max_context" in prov else None,
             provenance=MappingProxyType(prov),
             **n,
         )
@@ -300,6 +322,7 @@ def _assumptions(document: Mapping, reader: QuantityReader) -> Assumptions:
         weight_dtype=values["weight_dtype"],
         kv_dtype=values["kv_dtype"],
         compute_precision=values["compute_precision"],
+        state_dtype=values["state_dtype"],
         prefill_mfu=values["prefill_mfu"],
         attention_flops_at_full_context=bool(values["attention_flops_at_full_context"]),
         provenance=MappingProxyType(prov),
@@ -402,6 +425,7 @@ def load_user_specs(path: str | Path, catalog: Catalog) -> Catalog:
             added = builder(part, QuantityReader(path, part, part["evidence"]))
             _check_new_ids(target, added, path, collection, catalog.files[collection])
             target.update(added)
+    models = bind_state_dtype(models, catalog.assumptions.state_bytes_per_element, catalog.assumptions.provenance["state_dtype"])
     files = dict(catalog.files)
     return Catalog(
         devices=MappingProxyType(devices), models=MappingProxyType(models), links=catalog.links, domains=catalog.domains,
@@ -416,9 +440,13 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     paths = {name: config_dir / file for name, file in SPEC_FILES.items()}
     docs = {name: _load(path, name) for name, path in paths.items()}
     devices = _devices(*docs["devices"])
+    if (config_dir / DEVICE_ASSUMPTIONS_FILE).is_file():
+        paths["device_assumptions"] = config_dir / DEVICE_ASSUMPTIONS_FILE
+        devices = with_assumed_rates(devices, *_load(paths["device_assumptions"], "device_assumptions"))
     models = _models(*docs["models"])
     links = _links(*docs["links"])
     assumptions = _assumptions(*docs["assumptions"])
+    models = bind_state_dtype(models, assumptions.state_bytes_per_element, assumptions.provenance["state_dtype"])
     workloads = _workloads(*docs["workloads"])
     domains, techniques = _techniques(*docs["techniques"], baseline_bits=assumptions.kv_bits)
     batch, contexts, rows = _configurations(*docs["techniques"])

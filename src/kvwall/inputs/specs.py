@@ -36,6 +36,17 @@ def _frozen(mapping: Mapping | None = None) -> Mapping:
 
 
 @dataclass(frozen=True)
+class ScaleUpLink:
+    """The accelerator-to-accelerator link of a node or rack (NVLink, Infinity Fabric, ICI), as the datasheet prints
+    it: ``bandwidth`` bytes/s per accelerator, or per link when ``links`` is given; ``direction`` as stated."""
+
+    name: str
+    bandwidth: float
+    links: int | None
+    direction: str  # one-way, bidirectional or unstated
+
+
+@dataclass(frozen=True)
 class Device:
     """An accelerator package (SoK Table 3)."""
 
@@ -47,6 +58,7 @@ class Device:
     partitions: int  # dies or HBM stacks the aggregate is divided over
     die_to_die_bandwidth: float | None  # bytes/s across the package fabric; None where undisclosed
     dense_flops: Mapping[str, float]  # FLOP/s by precision, dense tensor-core rates
+    scale_up: ScaleUpLink | None = None
     provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
 
 
@@ -87,6 +99,21 @@ class EveryTokenCached:
         tokens and averaged over the layers."""
         return causal_positions(cached, new)
 
+    #: Bytes of constant per-sequence state (linear-attention, state-space layers): none in a uniform stack.
+    state_bytes = 0.0
+
+    def growing_part(self, per_token: ArrayLike) -> np.ndarray:
+        """The part of a per-token rate that keeps growing past every window: the full layers' share."""
+        return per_token * self.full_layers / self.n_layers
+
+    def decode_attention_flops(self, context: ArrayLike) -> np.ndarray:
+        """Attention FLOPs of one generated token at ``context``: per position times positions cached (Table 8)."""
+        return self.attention_flops_per_position * self.cached_positions(context)
+
+    def prefill_attention_flops(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+        """Attention FLOPs of a causal prefill of ``new`` tokens after ``cached`` ones (SoK App. A)."""
+        return self.attention_flops_per_position * self.attended_positions(cached, new)
+
 
 @dataclass(frozen=True)
 class FullAttention(EveryTokenCached):
@@ -109,6 +136,11 @@ class FullAttention(EveryTokenCached):
     @property
     def label(self) -> str:
         return "MHA" if self.n_kv_heads == self.n_q_heads else "GQA"
+
+    @property
+    def groups(self) -> tuple[LayerGroup, ...]:
+        """The per-layer description: one group of full layers."""
+        return (LayerGroup(FULL, self.n_layers, self.n_q_heads, self.n_kv_heads, self.head_dim),)
 
 
 
@@ -133,6 +165,12 @@ class SlidingWindowAttention(FullAttention):
     @property
     def label(self) -> str:
         return f"{super().label}+SWA"
+
+    @property
+    def groups(self) -> tuple[LayerGroup, ...]:
+        """Full layers, then window layers, of one head layout."""
+        full = (LayerGroup(FULL, self.full_layers, self.n_q_heads, self.n_kv_heads, self.head_dim),) if self.full_layers else ()
+        return full + (LayerGroup(WINDOW, self.window_layers, self.n_q_heads, self.n_kv_heads, self.head_dim, span=self.window),)
 
     def cached_positions(self, context: ArrayLike) -> np.ndarray:
         """(L_full s + L_window min(s, W)) / L: s below the window, then L_full / L per token."""
@@ -183,6 +221,191 @@ class LatentAttention(EveryTokenCached):
     def label(self) -> str:
         return "MLA"
 
+    @property
+    def groups(self) -> tuple[LayerGroup, ...]:
+        """One group of latent layers."""
+        return (LayerGroup(LATENT, self.n_layers, self.n_q_heads, kv_lora_rank=self.kv_lora_rank,
+                           qk_rope_head_dim=self.qk_rope_head_dim),)
+
+
+
+FULL, WINDOW, CHUNKED, LATENT, STATE, NONE = "full", "window", "chunked", "latent", "state", "none"
+#: Cache kinds of a layer: grows with every token (full, latent), holds at most ``span`` positions (window,
+#: chunked local attention), holds a constant per-sequence state (linear attention, state-space layers), or holds
+#: nothing (the FFN-only layers of a hybrid stack such as Nemotron-H).
+CACHE_KINDS = (FULL, WINDOW, CHUNKED, LATENT, STATE, NONE)
+
+
+@dataclass(frozen=True)
+class LayerGroup:
+    """Layers of one cache kind and one head layout; what a per-device split of the cache needs to know.
+
+    ``n_kv_heads`` x ``head_dim`` for full, window and chunked layers (a key and a value each, SoK Eq. 1);
+    ``kv_lora_rank`` + ``qk_rope_head_dim`` for latent layers (one latent, no factor 2); ``state_elements`` per
+    layer and sequence for state layers, independent of the context.
+    """
+
+    kind: str
+    layers: int
+    n_q_heads: int = 0
+    n_kv_heads: int = 0
+    head_dim: int = 0
+    span: float = 0.0  # tokens a window or chunked layer holds at most
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    state_elements: float = 0.0
+
+    def __post_init__(self):
+        if self.kind not in CACHE_KINDS:
+            raise ValueError(f"cache kind {self.kind!r} is not one of {CACHE_KINDS}")
+        if (self.kind in (WINDOW, CHUNKED)) != (self.span > 0):
+            raise ValueError("window and chunked layers, and only they, hold a positive span of positions")
+
+    @property
+    def grows(self) -> bool:
+        """Whether the layer's cache grows with every token."""
+        return self.kind in (FULL, LATENT)
+
+    @property
+    def latent_dim(self) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
+    def kv_elements_per_token(self) -> float:
+        """2 L n_kv d_h for key-value layers, L (d_c + d_r) for latent layers, 0 for state layers (SoK Eq. 1)."""
+        if self.kind == LATENT:
+            return float(self.layers * self.latent_dim)
+        if self.kind in (STATE, NONE):
+            return 0.0
+        return 2.0 * self.layers * self.n_kv_heads * self.head_dim
+
+    @property
+    def attention_flops_per_position(self) -> float:
+        """4 L n_q d_h (scores and values), 2 L n_q (2 d_c + d_r) for absorbed MLA; 0 for state layers (Table 8)."""
+        if self.kind == LATENT:
+            return 2.0 * self.layers * self.n_q_heads * (self.latent_dim + self.kv_lora_rank)
+        if self.kind in (STATE, NONE):
+            return 0.0
+        return 4.0 * self.layers * self.n_q_heads * self.head_dim
+
+    def positions(self, context: ArrayLike) -> np.ndarray:
+        """Positions one layer holds at ``context``: s, min(s, span), or none (state)."""
+        s = np.asarray(context, dtype=float)
+        if self.grows:
+            return s
+        if self.kind in (STATE, NONE):
+            return np.zeros_like(s)
+        return np.minimum(s, self.span)
+
+    def attended(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+        """Positions the ``new`` tokens of a causal prefill attend to, summed: a capped layer at most its span."""
+        c, n = np.asarray(cached, dtype=float), np.asarray(new, dtype=float)
+        if self.grows:
+            return causal_positions(c, n)
+        if self.kind in (STATE, NONE):
+            return np.zeros_like(c + n)
+
+        def capped_integral(x):  # integral of min(p, span) dp from 0 to x
+            return np.where(x <= self.span, 0.5 * x**2, 0.5 * self.span**2 + self.span * (x - self.span))
+
+        return capped_integral(c + n) - capped_integral(c)
+
+
+@dataclass(frozen=True)
+class LayerStack:
+    """A decoder whose layers differ in cache kind or head layout (Qwen3.5, Nemotron-H, Gemma 4, Llama 4): the
+    footprint is the sum over groups, each at its own positions; constant state is added per sequence.
+
+    Every capped group holds the same span (one breakpoint of the piecewise footprint); ``state_bytes_per_element``
+    is the state dtype, an assumption (config/assumptions.yaml state_dtype).
+    """
+
+    groups: tuple[LayerGroup, ...]
+    state_bytes_per_element: float = 0.0
+
+    def __post_init__(self):
+        spans = {g.span for g in self.groups if g.span}
+        if len(spans) > 1:
+            raise ValueError(f"window or chunked layers of different spans {sorted(spans)} are not modelled")
+        if not any(g.kv_elements_per_token for g in self.groups):
+            raise ValueError("a stack needs at least one attention layer that caches keys and values")
+
+    @property
+    def n_layers(self) -> int:
+        return sum(g.layers for g in self.groups)
+
+    @property
+    def full_layers(self) -> int:
+        return sum(g.layers for g in self.groups if g.grows)
+
+    @property
+    def has_window(self) -> bool:
+        return any(g.span for g in self.groups)
+
+    @property
+    def window(self) -> float:
+        """The span every window or chunked layer holds (0 when none)."""
+        return max((g.span for g in self.groups), default=0.0)
+
+    @property
+    def window_layers(self) -> int:
+        return sum(g.layers for g in self.groups if g.span)
+
+    @property
+    def state_elements(self) -> float:
+        """Elements of constant state one sequence holds over all state layers."""
+        return float(sum(g.layers * g.state_elements for g in self.groups if g.kind == STATE))
+
+    @property
+    def state_bytes(self) -> float:
+        return self.state_elements * self.state_bytes_per_element
+
+    @property
+    def kv_elements_per_token(self) -> float:
+        """Per-token elements of every caching layer: the rate below the window."""
+        return float(sum(g.kv_elements_per_token for g in self.groups))
+
+    @property
+    def attention_flops_per_position(self) -> float:
+        return float(sum(g.attention_flops_per_position for g in self.groups))
+
+    @property
+    def label(self) -> str:
+        names = {FULL: "full", WINDOW: "SWA", CHUNKED: "chunked", LATENT: "MLA", STATE: "state"}
+        kinds = []
+        for g in self.groups:
+            if g.kind != NONE and names[g.kind] not in kinds:
+                kinds.append(names[g.kind])
+        return "+".join(kinds)
+
+    def growing_part(self, per_token: ArrayLike) -> np.ndarray:
+        """The growing groups' share of a per-token rate."""
+        growing = sum(g.kv_elements_per_token for g in self.groups if g.grows)
+        return per_token * growing / self.kv_elements_per_token
+
+    def cached_positions(self, context: ArrayLike) -> np.ndarray:
+        """Positions cached at ``context``, weighted by each group's per-token elements."""
+        total = sum(g.kv_elements_per_token * g.positions(context) for g in self.groups)
+        return total / self.kv_elements_per_token
+
+    def context_caching(self, positions: ArrayLike) -> np.ndarray:
+        """Inverse of cached_positions: p below the span, then the growing groups' rate alone (infinite if none)."""
+        p = np.asarray(positions, dtype=float)
+        span = self.window if self.has_window else np.inf
+        growing = sum(g.kv_elements_per_token for g in self.groups if g.grows)
+        if growing == 0:
+            return np.where(p <= span, p, np.inf)
+        capped = self.kv_elements_per_token - growing
+        beyond = (p * self.kv_elements_per_token - capped * (span if self.has_window else 0.0)) / growing
+        return np.where(p <= span, p, beyond)
+
+    def decode_attention_flops(self, context: ArrayLike) -> np.ndarray:
+        """Each group's FLOPs per position times the positions it holds (Table 8, group by group)."""
+        return sum(g.attention_flops_per_position * g.positions(context) for g in self.groups)
+
+    def prefill_attention_flops(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
+        """Each group's FLOPs per position times the positions its causal prefill attends to (SoK App. A)."""
+        return sum(g.attention_flops_per_position * g.attended(cached, new) for g in self.groups)
 
 
 @dataclass(frozen=True)
@@ -193,7 +416,8 @@ class MixtureOfExperts:
     experts_per_token: int
     shared_experts: int
     expert_intermediate_size: int
-    dense_layers: int
+    dense_layers: int  # layers without routed experts
+    expert_matrices: int = 3  # weight matrices per expert: 3 gated (SwiGLU), 2 non-gated (relu2)
 
 
 @dataclass(frozen=True)
@@ -202,7 +426,7 @@ class Model:
 
     id: str
     name: str
-    attention: FullAttention | SlidingWindowAttention | LatentAttention
+    attention: FullAttention | SlidingWindowAttention | LatentAttention | LayerStack
     n_layers: int
     n_q_heads: int
     n_kv_heads: int
@@ -213,7 +437,9 @@ class Model:
     params_nominal: float
     tied_embeddings: bool = False
     moe: MixtureOfExperts | None = None
-    weight_format: str | None = None  # the storage format the checkpoint ships in; None where not recorded
+    hf_id: str | None = None  # Hugging Face address, org/model
+    weight_format: str | None = None  # the checkpoint's stored weight format
+    max_context: float | None = None  # tokens, max_position_embeddings
     provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
 
     @property

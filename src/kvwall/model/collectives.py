@@ -1,7 +1,7 @@
 """Collectives a decode step needs under a deployment, in seconds: bytes over the per-GPU link plus a latency each.
 
 Ring all-reduce under TP, dispatch and combine under EP, one send per stage boundary under PP. Link rates and the
-per-collective latency are inputs (config/links.yaml scale_up_links, config/assumptions.yaml).
+per-collective latency are inputs (the scale-up link of config/devices.yaml, config/assumptions.yaml).
 """
 
 from __future__ import annotations

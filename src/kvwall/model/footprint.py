@@ -18,25 +18,28 @@ def kv_bytes_per_token(model: Model, kv_bytes_per_element: float) -> float:
 
 
 def kv_bytes_per_token_beyond_window(model: Model, kv_bytes_per_element: float) -> float:
-    """The rate at which the cache grows per token beyond every window: the full layers' share of Eq. 1."""
-    return kv_bytes_per_token(model, kv_bytes_per_element) * model.attention.full_layers / model.attention.n_layers
+    """The rate at which the cache grows per token beyond every window: the growing layers' share of Eq. 1."""
+    return model.attention.growing_part(kv_bytes_per_token(model, kv_bytes_per_element))
 
 
 def kv_bytes(model: Model, context: ArrayLike, kv_bytes_per_element: ArrayLike, batch: ArrayLike = 1) -> np.ndarray:
     """KV bytes held by ``batch`` sequences of ``context`` tokens each (SoK Eq. 1 times b; a window layer holds at
-    most its window)."""
+    most its window), plus each sequence's constant state where state layers hold one."""
     per_token = model.attention.kv_elements_per_token * np.asarray(kv_bytes_per_element, dtype=float)
-    return np.asarray(batch, dtype=float) * model.attention.cached_positions(context) * per_token
+    b = np.asarray(batch, dtype=float)
+    return b * model.attention.cached_positions(context) * per_token + b * model.attention.state_bytes
 
 
 def context_holding(model: Model, kv_bytes_held: ArrayLike, kv_bytes_per_element: ArrayLike, batch: ArrayLike = 1) -> np.ndarray:
     """The context at which ``batch`` sequences hold ``kv_bytes_held`` of KV: the inverse of kv_bytes.
 
     B / (b 2 L n_kv d_h w_kv) for full attention, the form of both crossovers (SoK section 3.4); infinite where
-    window layers alone can never hold that much. Negative bytes give a negative context (nothing fits).
+    window layers alone can never hold that much. Constant state is held first. Negative bytes give a negative
+    context (nothing fits).
     """
     per_token = model.attention.kv_elements_per_token * np.asarray(kv_bytes_per_element, dtype=float)
-    positions = np.asarray(kv_bytes_held, dtype=float) / (np.asarray(batch, dtype=float) * per_token)
+    b = np.asarray(batch, dtype=float)
+    positions = (np.asarray(kv_bytes_held, dtype=float) - b * model.attention.state_bytes) / (b * per_token)
     return model.attention.context_caching(positions)
 
 

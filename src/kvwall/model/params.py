@@ -37,11 +37,13 @@ def embedding_params(model: Model) -> float:
 
 
 def routed_expert_params(model: Model) -> float:
-    """Weights of all routed experts of an MoE model (0 for a dense model)."""
+    """Weights of all routed experts of an MoE model, (L - dense layers) E m d d_ff with m = 3 gated or 2 non-gated
+    matrices per expert (0 for a dense model)."""
     if model.moe is None:
         return 0.0
     moe = model.moe
-    return float((model.n_layers - moe.dense_layers) * moe.routed_experts * 3 * model.hidden_size * moe.expert_intermediate_size)
+    return float((model.n_layers - moe.dense_layers) * moe.routed_experts * moe.expert_matrices * model.hidden_size
+                 * moe.expert_intermediate_size)
 
 
 def architecture_params(model: Model) -> float | None:

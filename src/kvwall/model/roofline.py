@@ -55,7 +55,7 @@ def step_flops(model: Model, context: ArrayLike, batch: ArrayLike, include_softm
     """FLOPs per decode step: b (2P + 4 L n_q d_h s), plus 3 L n_q s per sequence for the softmax (SoK Table 8);
     a window layer attends to at most its window, so s counts the positions cached (kvwall.inputs.specs)."""
     s = model.attention.cached_positions(context)
-    per_sequence = 2.0 * active_params_per_token(model) + model.attention.attention_flops_per_position * s
+    per_sequence = 2.0 * active_params_per_token(model) + model.attention.decode_attention_flops(context)
     if include_softmax:
         per_sequence = per_sequence + 3.0 * model.n_layers * model.n_q_heads * s
     return np.asarray(batch, dtype=float) * per_sequence

@@ -27,13 +27,14 @@ def stored_kv_bytes(model: Model, requests: ArrayLike, context: ArrayLike, share
                     kv_bytes_per_element: float) -> np.ndarray:
     """KV bytes ``requests`` sequences of ``context`` tokens store when their first ``shared_tokens`` are stored once
     (SoK W3). Full layers store the prefix once and every suffix; a window layer stores each sequence's own last
-    min(s, W) tokens, so only full layers gain from sharing."""
+    min(s, W) tokens, so only full layers gain from sharing; constant state is held per sequence."""
     full_rate = kv_bytes_per_token_beyond_window(model, kv_bytes_per_element)
     window_rate = kv_bytes_per_token(model, kv_bytes_per_element) - full_rate
     s = np.asarray(context, dtype=float)
     tokens = stored_tokens(requests, shared_tokens, s - np.asarray(shared_tokens, dtype=float))
     window = model.attention.window if model.attention.has_window else 0.0
-    return tokens * full_rate + np.asarray(requests, dtype=float) * np.minimum(s, window) * window_rate
+    n = np.asarray(requests, dtype=float)
+    return tokens * full_rate + n * np.minimum(s, window) * window_rate + n * model.attention.state_bytes
 
 
 def prefill_flops(model: Model, new_tokens: ArrayLike, cached_tokens: ArrayLike = 0.0) -> np.ndarray:
@@ -43,7 +44,7 @@ def prefill_flops(model: Model, new_tokens: ArrayLike, cached_tokens: ArrayLike 
     that is 2 L n_q d_h ((cached + new)^2 - cached^2) for full attention (a window layer attends to min(i, W)).
     """
     n = np.asarray(new_tokens, dtype=float)
-    attention = model.attention.attention_flops_per_position * model.attention.attended_positions(cached_tokens, n)
+    attention = model.attention.prefill_attention_flops(cached_tokens, n)
     return 2.0 * active_params_per_token(model) * n + attention
 
 

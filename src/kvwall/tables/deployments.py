@@ -25,7 +25,7 @@ def deployments(catalog: Catalog, selections: dict) -> Table:
     for model in catalog.models.values():
         weight_format = model.weight_format or a.weight_dtype
         for device in catalog.devices.values():
-            linked = any(device.id in link.devices for link in serving.links.values())
+            linked = device.scale_up is not None
             precision = a.compute_precision
             for workload_id in WORKLOADS:
                 w = catalog.workloads[workload_id]

@@ -82,7 +82,7 @@ def intensity_limits(catalog: Catalog, selections: dict) -> Table:
 def placement_gaps(catalog: Catalog, selections: dict) -> Table:
     """SoK section 3.3: striped over pinned bandwidth per multi-partition device, and link rates against HBM (section 2.5)."""
     rows = []
-    for d in catalog.devices.values():
+    for d in (catalog.devices[i] for i in selections["table3_devices"]):
         if d.partitions > 1:
             rows.append(_row(f"placement_gap_{d.id}", f"{d.name}: striped over pinned bandwidth", striped_bandwidth(d) / partition_bandwidth(d), "ratio", "times0", "β_striped / β_part"))
     h100 = catalog.devices[selections["reference_device"]]

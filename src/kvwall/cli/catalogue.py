@@ -1,0 +1,112 @@
+"""`kvwall import` and `kvwall list`, and the model a `--hf-config` file describes."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.hf_import import ImportRefused, document_text, entry_lines, read_config, source_lines
+from kvwall.inputs.loader import SpecError, load_user_specs, read_yaml
+from kvwall.inputs.plausibility import model_findings
+from kvwall.inputs.specs import Sourced
+from kvwall.model.footprint import kv_bytes_per_token, kv_bytes_per_token_beyond_window
+from kvwall.units import DTYPE_BYTES, GB
+
+def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: float | None, nominal_source: str | None,
+                   hf_id: str | None, model_id: str | None) -> int:
+    """Write each config's models.yaml entry to stdout, or append it to ``into``; 2 on the first refusal."""
+    if params_nominal is not None and not nominal_source:
+        print("kvwall: --params-nominal: give its source with --params-source (the model card's address)", file=sys.stderr)
+        return 2
+    if len(paths) > 1 and (params_nominal is not None or hf_id or model_id):
+        print("kvwall: --params-nominal, --hf-id and --id name one model: import one config at a time", file=sys.stderr)
+        return 2
+    if into is not None and params_nominal is None:
+        print(f"kvwall: {paths[0]}: params_nominal: a catalogue entry needs the published count: give --params-nominal "
+              "and --params-source", file=sys.stderr)
+        return 2
+    written = []
+    for path in paths:
+        try:
+            imported = read_config(path, hf_id=hf_id, model_id=model_id)
+        except ImportRefused as err:
+            print(f"kvwall: {err}", file=sys.stderr)
+            return 2
+        model = _load_imported(catalog, imported, params_nominal, nominal_source, path)
+        for finding in model_findings(model, str(path), lambda m: imported.params_derived):
+            print(f"kvwall: {finding}", file=sys.stderr)
+        written.append((imported, params_nominal, nominal_source))
+    if into is None:
+        sys.stdout.write(document_text(written))
+    else:
+        _append(Path(into), *written[0])
+    return 0
+
+
+def _append(target: Path, imported, params_nominal: float, nominal_source: str) -> None:
+    """Add the entry's sources at the end of the ``sources:`` block and the entry at the end of the file."""
+    document = read_yaml(target)
+    if imported.model_id in document.get("models", {}):
+        raise SpecError(target, f"models.{imported.model_id}", "already in the catalogue (give another --id)")
+    lines = target.read_text(encoding="utf-8").rstrip("\n").split("\n")
+    end_of_sources = lines.index("models:")
+    new_sources = source_lines(imported) + [f"  {imported.model_id}.params-nominal: \"{nominal_source}\""]
+    lines[end_of_sources:end_of_sources] = new_sources
+    lines += entry_lines(imported, params_nominal)
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _load_imported(catalog: Catalog, imported, params_nominal: float | None, nominal_source: str | None, path):
+    """The Model an imported entry loads as, its parameter count derived where no nominal one is given; an entry the
+    loader refuses is reported against the config file."""
+    if params_nominal is None:
+        params_nominal, nominal_source = imported.params_derived, f"derived by kvwall from {path} (no nominal count given)"
+    model_id = imported.model_id
+    if model_id in catalog.models:
+        imported = replace(imported, model_id=f"{model_id}.hf")
+    with tempfile.TemporaryDirectory() as folder:
+        spec = Path(folder) / "imported.yaml"
+        spec.write_text(document_text([(imported, params_nominal, nominal_source)]), encoding="utf-8")
+        try:
+            model = load_user_specs(spec, catalog).models[imported.model_id]
+        except SpecError as err:
+            raise SpecError(path, err.key, err.reason) from None
+    if nominal_source.startswith("derived by kvwall"):
+        given = model.provenance["params_nominal"]
+        derived = Sourced(given.value, given.given, given.unit, given.source, "derived")
+        model = replace(model, provenance=MappingProxyType({**model.provenance, "params_nominal": derived}))
+    return model
+
+
+def with_hf_config(catalog: Catalog, path: str) -> tuple[Catalog, str]:
+    """The catalogue with the model of one config.json, its parameter count derived (no nominal count given)."""
+    try:
+        imported = read_config(path)
+    except ImportRefused as err:
+        raise SpecError(err.file, err.key, err.reason) from None
+    model = _load_imported(catalog, imported, None, None, path)
+    for finding in model_findings(model, path, lambda m: imported.params_derived):
+        print(f"kvwall: {finding}", file=sys.stderr)
+    return replace(catalog, models=MappingProxyType({**catalog.models, model.id: model})), model.id
+
+
+def list_catalogue(catalog: Catalog, what: str) -> int:
+    """Ids with names and key numbers: models (layer kinds, KV bytes per token), devices (HBM), formats (bytes)."""
+    w_kv = catalog.assumptions.kv_bytes_per_element
+    if what == "models":
+        print(f"{'id':<22} {'name':<28} {'attention':<14} {'KV B/token':>11} {'beyond W':>9} {'params':>8}  hf_id")
+        for m in catalog.models.values():
+            print(f"{m.id:<22} {m.name:<28} {m.attention.label:<14} {kv_bytes_per_token(m, w_kv):>11,.0f} "
+                  f"{kv_bytes_per_token_beyond_window(m, w_kv):>9,.0f} {m.params_nominal / 1e9:>7.1f}B  {m.hf_id or '-'}")
+    elif what == "devices":
+        print(f"{'id':<14} {'name':<30} {'HBM GB':>7} {'TB/s':>6}")
+        for d in catalog.devices.values():
+            print(f"{d.id:<14} {d.name:<30} {d.hbm_capacity / GB:>7.0f} {d.hbm_bandwidth / 1e12:>6.2f}")
+    else:
+        for name, size in DTYPE_BYTES.items():
+            print(f"{name:<6} {size:g} B/element")
+    return 0
