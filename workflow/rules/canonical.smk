@@ -1,10 +1,11 @@
-# CANONICAL-NUMBERS.md, its machine-readable twin, and the four-constraints figures.
+# CANONICAL-NUMBERS.md, its machine-readable twin, its LaTeX macros (canonical-numbers.tex), and the four-constraints figures.
 from kvwall.canonical.derived import TABLE_INPUTS
 
 TIER_FIGURES = ("fig3_1_four_constraints", "tier_sustainability_vs_hiding")
 CANONICAL_ARTIFACTS = [
     "CANONICAL-NUMBERS.md",
     "canonical-numbers.json",
+    "canonical-numbers.tex",
     *expand("figures/{figure}.{ext}", figure=TIER_FIGURES, ext=("svg", "pdf", "png")),
 ]
 
@@ -31,6 +32,7 @@ rule canonical_numbers:
     output:
         md="CANONICAL-NUMBERS.md",
         json="canonical-numbers.json",
+        tex="canonical-numbers.tex",
     log:
         "logs/canonical/numbers.log",
     conda:
