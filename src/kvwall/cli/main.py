@@ -17,6 +17,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from kvwall.cli import advice, answers, benchmark
+from kvwall.cli import diff as diff_command
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
 from kvwall.inputs.loader import SpecError, load_catalog, load_user_specs
@@ -320,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=regime)
 
     measure_command.register(subparsers)
+    diff_command.register(subparsers)
 
     p = subparsers.add_parser("benchmark", parents=common, help="workflow build times and model throughput against targets")
     p.add_argument("--repo", default=".", help="repository root holding the Snakefile (default: .)")
