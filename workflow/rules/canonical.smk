@@ -54,7 +54,10 @@ rule canonical_figure_constraints:
             "figures/fig3_1_four_constraints.svg",
             caption="../report/fig3_1_four_constraints.rst",
             category="Four constraints",
-            labels={"figure": "fig3_1_four_constraints", "evidence": "derived"},
+            labels={
+                "figure": "Figure 3.1. Four constraints, not one wall",
+                "evidence": "derived",
+            },
         ),
         pdf="figures/fig3_1_four_constraints.pdf",
         png="figures/fig3_1_four_constraints.png",
@@ -78,7 +81,10 @@ rule canonical_figure_timeline:
             "figures/tier_sustainability_vs_hiding.svg",
             caption="../report/tier_sustainability_vs_hiding.rst",
             category="Four constraints",
-            labels={"figure": "tier_sustainability_vs_hiding", "evidence": "derived"},
+            labels={
+                "figure": "Figure 3.1, companion: sustainability against hiding",
+                "evidence": "derived",
+            },
         ),
         pdf="figures/tier_sustainability_vs_hiding.pdf",
         png="figures/tier_sustainability_vs_hiding.png",
