@@ -3,7 +3,9 @@
     kvwall footprint --model llama-3-70b --context 128k
     kvwall crossover --model llama-3-70b --batch 1 32
     kvwall regime --model llama-3-70b --device b200 --batch 32 --context 128k
-    kvwall measure ...
+    kvwall measure --quick
+    kvwall template device model > my-hardware.yaml
+    kvwall diff HEAD
     kvwall benchmark
 """
 
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from kvwall.cli import advice, answers, benchmark
 from kvwall.cli import diff as diff_command
+from kvwall.cli import template as template_command
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
 from kvwall.inputs.loader import SpecError, load_catalog, load_user_specs
@@ -274,13 +277,20 @@ def _common() -> argparse.ArgumentParser:
     common.add_argument("--config", metavar="DIR", help="config directory with devices.yaml, models.yaml, ... "
                         "(default: ./config when present)")
     common.add_argument("--specs", metavar="PATH", action="append", default=[],
-                        help="YAML file adding devices and/or models in the format of config/; repeatable")
+                        help="YAML file adding devices and/or models in the format of config/ (header evidence: spec "
+                        "and sources:, then devices: and/or models:); repeatable. Example: examples/my-hardware.yaml; "
+                        "a skeleton: kvwall template device model")
     common.add_argument("--json", action="store_true", help="machine-readable output, each number with its evidence class")
     return common
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kvwall", description="The KV cache memory wall, from specs (SoK arXiv:2609.30854).")
+    parser = argparse.ArgumentParser(
+        prog="kvwall", description="The KV cache memory wall, from specs (SoK arXiv:2609.30854): ask for a model's KV "
+        "footprint, its crossovers and its regime on a device; measure the KV slope; review a rebuild. Every number "
+        "is printed with its evidence class and the equation or source behind it.",
+        epilog="Run from the repository root (where config/ is) or pass --config DIR. 'kvwall COMMAND --help' "
+        "explains each command.")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     common = [_common()]
     context_help = "context length in tokens: 131072, 128k, 1M, 1e6 (k per config/assumptions.yaml tokens_per_k)"
@@ -289,17 +299,27 @@ def build_parser() -> argparse.ArgumentParser:
         return {"choices": sorted(DTYPE_BYTES), "metavar": "DTYPE",
                 "help": f"{stored} storage format: {', '.join(DTYPE_BYTES)} (default: {stored}_dtype of the assumptions)"}
 
-    p = subparsers.add_parser("footprint", parents=common, help="KV bytes per token and per batch, and weights (Eq. 1)")
-    p.add_argument("--model", required=True)
+    model_help = "model id from config/models.yaml or a --specs file (for example llama-3-70b)"
+    device_help = "device id from config/devices.yaml or a --specs file (for example b200)"
+    p = subparsers.add_parser(
+        "footprint", parents=common, help="KV bytes per token and per batch, and weights (Eq. 1)",
+        description="KV bytes per token (SoK Eq. 1: 2 L n_kv d_h w_kv, MLA L (d_c + d_r) w_kv, window layers capped), "
+        "the KV bytes of a batch at a context, and the model's resident weight bytes (section 1.2), for one or "
+        "more KV storage formats.")
+    p.add_argument("--model", required=True, help=model_help)
     p.add_argument("--context", default="128k", help=context_help + "; default 128k")
-    p.add_argument("--batch", type=_positive_int, default=1)
+    p.add_argument("--batch", type=_positive_int, default=1, help="sequences in the batch (default 1)")
     p.add_argument("--kv-dtype", nargs="+", choices=sorted(DTYPE_BYTES), metavar="DTYPE",
                    help=f"KV storage format(s): {', '.join(DTYPE_BYTES)} (default: kv_dtype of the assumptions)")
     p.add_argument("--weight-dtype", **format_option("weight"))
     p.set_defaults(func=footprint)
 
-    p = subparsers.add_parser("crossover", parents=common, help="traffic crossover s*(b) and capacity crossover s_cap")
-    p.add_argument("--model", required=True)
+    p = subparsers.add_parser(
+        "crossover", parents=common, help="traffic crossover s*(b) and capacity crossover s_cap",
+        description="The traffic crossover s*(b) = P w_p / (b 2 L n_kv d_h w_kv), the context above which a decode "
+        "step reads more KV than weights (SoK Table 4), and the capacity crossover s_cap(b) on each device, the "
+        "context at which a batch no longer fits beside the weights (section 3.4), per batch size.")
+    p.add_argument("--model", required=True, help=model_help)
     p.add_argument("--device", nargs="+", help="device id(s) for s_cap (default: every device)")
     p.add_argument("--batch", type=_positive_int, nargs="+", default=list(TABLE4_BATCHES),
                    help="batch size(s) (default: SoK Table 4's 1 8 32 128 256)")
@@ -307,10 +327,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-dtype", **format_option("kv"))
     p.set_defaults(func=crossover)
 
-    p = subparsers.add_parser("regime", parents=common, help="which regime, the numbers behind it, and what to do")
-    p.add_argument("--model", required=True)
-    p.add_argument("--device", required=True)
-    p.add_argument("--batch", type=_positive_int, required=True)
+    p = subparsers.add_parser(
+        "regime", parents=common, help="which regime, the numbers behind it, and what to do",
+        description="The regime (weight-bound, kv-bound or capacity-bound; SoK section 3.5) of a model on a device "
+        "at batch b and context s, every number behind it (bytes per step, AI against the ridge, s*(b), s_cap, "
+        "step time, speedups of 4- and 2-bit KV), and which of the eight design rules of section 6.2 apply.")
+    p.add_argument("--model", required=True, help=model_help)
+    p.add_argument("--device", required=True, help=device_help)
+    p.add_argument("--batch", type=_positive_int, required=True, help="sequences decoded together")
     p.add_argument("--context", required=True, help=context_help)
     p.add_argument("--placement", choices=("striped", "pinned"), help="KV page placement (default: the evaluation's)")
     p.add_argument("--weight-dtype", **format_option("weight"))
@@ -322,10 +346,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     measure_command.register(subparsers)
     diff_command.register(subparsers)
+    template_command.register(subparsers)
 
-    p = subparsers.add_parser("benchmark", parents=common, help="workflow build times and model throughput against targets")
+    p = subparsers.add_parser(
+        "benchmark", parents=common, help="workflow build times and model throughput against targets",
+        description="Build a temporary copy of the repository and time it: a cold build (--forceall), a no-op "
+        "rebuild, and the contributor loop (a device and a model added to config/, then rebuilt); then the import "
+        "floor and the vectorized model's grid throughput, each against its target. Takes minutes; prints each "
+        "stage as it starts. All values measured on this machine.")
     p.add_argument("--repo", default=".", help="repository root holding the Snakefile (default: .)")
-    p.add_argument("--cores", type=_positive_int, default=4)
+    p.add_argument("--cores", type=_positive_int, default=4, help="Snakemake --cores for the builds (default 4)")
     p.add_argument("--points", type=_points, default=1_000_000, help="(s, b) grid points for the throughput (default 1e6)")
     p.set_defaults(func=run_benchmark)
     return parser
