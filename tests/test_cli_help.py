@@ -39,3 +39,15 @@ def test_readme_specs_example(root, monkeypatch, capsys):
     assert main(["regime", "--specs", "examples/my-hardware.yaml", "--model", "llama-3-70b", "--device",
                  "my-accelerator", "--batch", "8", "--context", "1M", "--json"]) == 0
     assert '"device": "my-accelerator"' in capsys.readouterr().out
+
+
+def test_benchmark_adds_the_template_device_and_model(root, tmp_path):
+    from kvwall.cli.benchmark import add_device_and_model
+
+    (tmp_path / "config").mkdir()
+    for name in ("devices.yaml", "models.yaml", "links.yaml", "assumptions.yaml", "workloads.yaml", "techniques.yaml"):
+        (tmp_path / "config" / name).write_text((root / "config" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    add_device_and_model(tmp_path)
+    catalog = load_catalog(tmp_path / "config")
+    assert catalog.devices["my-accelerator"].hbm_capacity == 144e9  # 144 GB, decimal
+    assert catalog.models["my-model"].n_kv_heads == 8

@@ -255,9 +255,10 @@ def run_benchmark(args: argparse.Namespace) -> int:
         _json({"command": "benchmark", "evidence": "measured", "result": result, "floor": result.floor, "targets": met})
         return 0
     print(f"kvwall benchmark: {result.jobs} jobs, --cores {result.cores}, {result.parallelism} at once on this machine; "
-          "all values measured")
+          f"all values measured; load average {result.load_average:.2f} before the builds")
     ratio = f"{result.cold_build / result.floor:.2f} x floor" if result.floor else "no jobs counted"
     print(f"  cold build (--forceall)   {result.cold_build:8.2f} s  ({ratio})")
+    print(f"  device and model added    {result.contributor_loop:8.2f} s  ({result.loop_jobs} jobs rerun)")
     print(f"  no-op rebuild             {result.noop_build:8.2f} s")
     print(f"  floor                     {result.floor:8.2f} s  ({result.import_time:.2f} s interpreter + imports "
           f"x {result.jobs} jobs / {result.parallelism})")
