@@ -21,6 +21,7 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/notebooks.smk"
 include: "workflow/rules/canonical.smk"
 include: "workflow/rules/measure.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -20,6 +20,7 @@ FLOORS = {
     "kvwall.audit": 6,
     "kvwall.tables": 6,
     "kvwall.figures": 6,
+    "kvwall.report": 6,
     "kvwall.canonical": 7,
     "kvwall.cli": 8,
 }

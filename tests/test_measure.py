@@ -12,7 +12,7 @@ import yaml
 from kvwall.cli.main import main
 from kvwall.figures.style import save
 from kvwall.inputs.loader import SpecError
-from kvwall.measure.analysis import kernel_summary, largest_point
+from kvwall.measure.analysis import kernel_summary, largest_point, ordering_check
 from kvwall.measure.compute_ceiling import TILES_PER_WORKER, TileProducts
 from kvwall.measure.config import load_measure_config
 from kvwall.figures.measured_kv_slope import copy_bound_slope, kv_slope_figure
@@ -110,7 +110,7 @@ TARGETS = {"copy_fraction_at_largest_point": 0.7, "r_squared": 0.99}
 
 
 def test_a_kernel_below_the_copy_bound_is_valid():
-    summary = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS)  # 1 GiB / 50 ms = 21.5 GB/s
+    summary = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, min_r_squared=0.95)  # 1 GiB / 50 ms = 21.5 GB/s
     assert summary["valid"] and summary["flags"] == []
     assert summary["copy_fraction"] == pytest.approx(bandwidth_from_slope(50.0) / 40.0)
     assert summary["targets"]["r_squared"]["met"]
@@ -118,28 +118,63 @@ def test_a_kernel_below_the_copy_bound_is_valid():
 
 
 def test_the_invalid_flag_trips_when_a_bandwidth_exceeds_the_copy_bandwidth():
-    summary = kernel_summary(_points(20.0, 40.0), 40.0, None, 0.95, TARGETS)  # 1 GiB / 20 ms = 53.7 GB/s
+    summary = kernel_summary(_points(20.0, 40.0), 40.0, None, 0.95, TARGETS, min_r_squared=0.95)  # 1 GiB / 20 ms = 53.7 GB/s
     assert not summary["valid"]
     assert any("exceeds the copy bandwidth" in flag for flag in summary["flags"])
     assert any("largest point" in flag for flag in summary["flags"])
 
 
 def test_the_invalid_flag_trips_above_the_device_specification():
-    summary = kernel_summary(_points(50.0, 40.0), 40.0, 20.0, 0.95, TARGETS)
+    summary = kernel_summary(_points(50.0, 40.0), 40.0, 20.0, 0.95, TARGETS, min_r_squared=0.95)
     assert not summary["valid"]
     assert any("specification" in flag for flag in summary["flags"])
+
+
+def test_a_poor_fit_is_invalid_and_says_why():
+    # KV_GiB 1..5 against 100 300 200 500 400 ms: R^2 = 1 - 3.6/10 = 0.64 (the hand-computed regression above,
+    # shifted in x and scaled in y), slope 80 ms/GiB = 13.4 GB/s, below the copy bandwidth.
+    points = [{"kv_gib": float(x), "median_ms": float(y), "bandwidth_gb_per_s": 1.0, "copy_bandwidth_gb_per_s": 40.0}
+              for x, y in zip(range(1, 6), (100, 300, 200, 500, 400))]
+    summary = kernel_summary(points, 40.0, None, 0.95, TARGETS, min_r_squared=0.95)
+    assert not summary["valid"]
+    assert summary["flags"] == ["poor fit: R^2 0.640 is below 0.95 (validity.r_squared of the measure settings), so step "
+                                "time is not explained by KV bytes and the slope means nothing"]
+    assert kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, min_r_squared=0.95)["valid"]
+
+
+def _kernel(layout, slope, low, high, library="numpy 2"):
+    return {"layout": layout, "library": library,
+            "fit": {"slope_ms_per_gib": slope, "slope_ci_ms_per_gib": [low, high]}}
+
+
+def test_a_paged_kernel_faster_than_the_contiguous_one_is_implausible():
+    kernels = {"numpy-contiguous": _kernel("contiguous", 60.0, 58.0, 62.0),
+               "numpy-paged": _kernel("paged (16-token blocks)", 40.0, 38.0, 42.0)}
+    assert ordering_check(kernels) == {"numpy-paged": [
+        "implausible kernel ordering: the paged slope 40.00 ms/GiB (CI up to 42.00) is below numpy-contiguous's "
+        "60.00 ms/GiB (CI from 58.00): paged KV cannot stream faster than contiguous KV"]}
+
+
+def test_paged_within_the_contiguous_interval_or_slower_is_plausible():
+    within = {"numpy-contiguous": _kernel("contiguous", 60.0, 58.0, 62.0),
+              "numpy-paged": _kernel("paged (16-token blocks)", 59.0, 57.0, 61.0)}
+    slower = {"numpy-contiguous": _kernel("contiguous", 60.0, 58.0, 62.0),
+              "numpy-paged": _kernel("paged (16-token blocks)", 70.0, 68.0, 72.0)}
+    other_library = {"numpy-contiguous": _kernel("contiguous", 60.0, 58.0, 62.0),
+                     "torch-paged": _kernel("paged", 10.0, 9.0, 11.0, library="torch 2.9")}
+    assert ordering_check(within) == ordering_check(slower) == ordering_check(other_library) == {}
 
 
 def test_a_slope_that_is_not_positive_is_invalid():
     points = _points(50.0, 40.0)
     for p in points:
         p["median_ms"] = 5.0 - p["kv_gib"]
-    summary = kernel_summary(points, 40.0, None, 0.95, TARGETS)
+    summary = kernel_summary(points, 40.0, None, 0.95, TARGETS, min_r_squared=0.95)
     assert not summary["valid"] and summary["fit"]["kv_bandwidth_gb_per_s"] is None
 
 
 def test_a_compute_ceiling_below_the_copy_bandwidth_binds():
-    summary = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, compute_bandwidth=30.0)
+    summary = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, min_r_squared=0.95, compute_bandwidth=30.0)
     roof = summary["roofline"]
     assert roof["binding"] == "compute" and roof["bandwidth_gb_per_s"] == 30.0
     assert roof["largest_point_fraction"] == pytest.approx(summary["largest_point"]["bandwidth_gb_per_s"] / 30.0)
@@ -148,16 +183,16 @@ def test_a_compute_ceiling_below_the_copy_bandwidth_binds():
 
 
 def test_without_a_ceiling_the_copy_binds_and_there_is_no_overlap_bound():
-    summary = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS)
+    summary = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, min_r_squared=0.95)
     assert summary["roofline"] == {"bandwidth_gb_per_s": 40.0, "binding": "copy", "no_overlap_gb_per_s": None,
                                    "largest_point_fraction": summary["largest_point"]["copy_fraction"]}
-    above = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, compute_bandwidth=80.0)
+    above = kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, min_r_squared=0.95, compute_bandwidth=80.0)
     assert above["roofline"]["binding"] == "copy" and above["roofline"]["bandwidth_gb_per_s"] == 40.0
 
 
 @pytest.mark.parametrize("copy, ceiling", [(40.0, 30.0), (50.0, 50.0), (10.0, 1000.0), (1000.0, 10.0)])
 def test_the_no_overlap_bound_is_below_both_and_at_least_half_the_lower(copy, ceiling):
-    roof = kernel_summary(_points(50.0, copy), copy, None, 0.95, TARGETS, compute_bandwidth=ceiling)["roofline"]
+    roof = kernel_summary(_points(50.0, copy), copy, None, 0.95, TARGETS, min_r_squared=0.95, compute_bandwidth=ceiling)["roofline"]
     assert min(copy, ceiling) / 2 <= roof["no_overlap_gb_per_s"] < min(copy, ceiling)
 
 

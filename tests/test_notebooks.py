@@ -97,7 +97,7 @@ def test_a_sliding_window_model_rederives_its_capped_footprint_and_crossovers(tm
     )
     text = outputs_text(load(out))
     assert "s_cap Gemma-3-27B on H100 SXM" in text  # asserted against the capacity table, solved on the capped footprint
-    assert "Gemma-3-27B: KV bytes/token beyond it" in text and "s_cap = 312,058" in text
+    assert "Gemma-3-27B: KV bytes/token beyond it" in text and "s = 312,058 = 312k tokens" in text
 
 
 def test_the_regimes_of_a_sliding_window_model_come_from_its_capped_footprint(tmp_path):
@@ -106,7 +106,7 @@ def test_the_regimes_of_a_sliding_window_model_come_from_its_capped_footprint(tm
                                parameters={"config_dir": "config", "tables_dir": "tables", "model": "gemma-3-27b",
                                            "device": "h100-sxm"})
     text = outputs_text(load(out))
-    assert "Gemma-3-27B has sliding-window layers" in text and "312058" in text  # s_cap on the capped footprint
+    assert "Gemma-3-27B has sliding-window layers" in text and "312,058" in text  # s_cap on the capped footprint
 
 
 def test_the_comparison_matrix_derives_another_model_without_comparing_and_refuses_window_models(tmp_path):

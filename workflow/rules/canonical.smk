@@ -1,10 +1,11 @@
-# CANONICAL-NUMBERS.md, its machine-readable twin, and the four-constraints figures.
+# CANONICAL-NUMBERS.md, its machine-readable twin, its LaTeX macros (canonical-numbers.tex), and the four-constraints figures.
 from kvwall.canonical.derived import TABLE_INPUTS
 
 TIER_FIGURES = ("fig3_1_four_constraints", "tier_sustainability_vs_hiding")
 CANONICAL_ARTIFACTS = [
     "CANONICAL-NUMBERS.md",
     "canonical-numbers.json",
+    "canonical-numbers.tex",
     *expand("figures/{figure}.{ext}", figure=TIER_FIGURES, ext=("svg", "pdf", "png")),
 ]
 
@@ -31,6 +32,7 @@ rule canonical_numbers:
     output:
         md="CANONICAL-NUMBERS.md",
         json="canonical-numbers.json",
+        tex="canonical-numbers.tex",
     log:
         "logs/canonical/numbers.log",
     conda:
@@ -52,7 +54,10 @@ rule canonical_figure_constraints:
             "figures/fig3_1_four_constraints.svg",
             caption="../report/fig3_1_four_constraints.rst",
             category="Four constraints",
-            labels={"figure": "fig3_1_four_constraints", "evidence": "derived"},
+            labels={
+                "figure": "Figure 3.1. Four constraints, not one wall",
+                "evidence": "derived",
+            },
         ),
         pdf="figures/fig3_1_four_constraints.pdf",
         png="figures/fig3_1_four_constraints.png",
@@ -76,7 +81,10 @@ rule canonical_figure_timeline:
             "figures/tier_sustainability_vs_hiding.svg",
             caption="../report/tier_sustainability_vs_hiding.rst",
             category="Four constraints",
-            labels={"figure": "tier_sustainability_vs_hiding", "evidence": "derived"},
+            labels={
+                "figure": "Figure 3.1, companion: sustainability against hiding",
+                "evidence": "derived",
+            },
         ),
         pdf="figures/tier_sustainability_vs_hiding.pdf",
         png="figures/tier_sustainability_vs_hiding.png",

@@ -1,10 +1,13 @@
 # Audit notebooks (notebooks/ -> notebooks/executed/): each re-derives one part of the argument from the specs,
-# with the paper's equations written out, and asserts that the result equals the committed tables. papermill runs
-# each with its parameters (`--config notebook_model=llama-3-8b notebook_device=h100-sxm notebook_batch=8
-# notebook_context=64000`, or notebook_where="Table 5" for the audit); nbstripout then drops what changes from run
-# to run (papermill's timings and paths, execution timestamps, the Python patch version), keeping the outputs.
+# with the paper's equations written out, and asserts that the result equals the committed tables. The committed
+# copies run with the paper's parameters. A re-derivation for other parameters writes to notebooks/rederived/
+# (ignored by git), never over them: `snakemake --cores 2 notebooks/rederived/<notebook>.ipynb --config
+# notebook_model=llama-3-8b notebook_device=h100-sxm notebook_batch=8 notebook_context=64000` (notebook_where="Table 5"
+# for the audit). nbstripout then drops what changes from run to run (papermill's timings and paths, execution
+# timestamps, the Python patch version), keeping the outputs.
 # The kernel is workflow/jupyter's "python3", found first through JUPYTER_PATH: its argv "python" is replaced by
 # papermill's own interpreter, so a user-level "python3" kernelspec pointing elsewhere cannot take over.
+import itertools
 import mimetypes
 import shlex
 from pathlib import Path
@@ -51,13 +54,15 @@ NOTEBOOKS = {
         "modules": [module_of(a) for a in DERIVED_TABLES],
     },
 }
+# (folder, whether --config notebook_<name> parameters apply): the committed paper run, and re-derivations.
+NOTEBOOK_RUNS = (("executed", False), ("rederived", True))
 NOTEBOOK_ARTIFACTS = expand("notebooks/executed/{notebook}.ipynb", notebook=NOTEBOOKS)
 JUPYTER_PATH = "workflow/jupyter"
 VOLATILE_NOTEBOOK_KEYS = "metadata.papermill cell.metadata.papermill cell.metadata.execution metadata.language_info.version"
 
 
-def papermill_options(entry):
-    """-p options: the relative input paths, then each parameter given as --config notebook_<name>=<value>."""
+def papermill_options(entry, parameters):
+    """-p options: the relative input paths, then (``parameters``) each one given as --config notebook_<name>=<value>."""
     given = {
         "config_dir": config["config_dir"],
         "tables_dir": "tables",
@@ -67,7 +72,7 @@ def papermill_options(entry):
         {
             name: config[f"notebook_{name}"]
             for name in entry["parameters"]
-            if f"notebook_{name}" in config
+            if parameters and f"notebook_{name}" in config
         }
     )
     return " ".join(
@@ -75,11 +80,13 @@ def papermill_options(entry):
     )
 
 
-for notebook_name, notebook_entry in NOTEBOOKS.items():
+for (notebook_name, notebook_entry), (folder, parameters) in itertools.product(
+    NOTEBOOKS.items(), NOTEBOOK_RUNS
+):
 
     rule:
         name:
-            f"notebook_{notebook_name}"
+            f"notebook_{notebook_name}" + ("" if folder == "executed" else f"_{folder}")
         input:
             notebook=f"notebooks/{notebook_name}.ipynb",
             tables=expand("tables/{table}.csv", table=notebook_entry["tables"]),
@@ -92,7 +99,7 @@ for notebook_name, notebook_entry in NOTEBOOKS.items():
             kernel=f"{JUPYTER_PATH}/kernels/python3/kernel.json",
         output:
             report(
-                f"notebooks/executed/{notebook_name}.ipynb",
+                f"notebooks/{folder}/{notebook_name}.ipynb",
                 caption=f"../report/{notebook_name}.rst",
                 category="Audit notebooks",
                 labels={
@@ -101,11 +108,11 @@ for notebook_name, notebook_entry in NOTEBOOKS.items():
                 },
             ),
         log:
-            f"logs/notebooks/{notebook_name}.log",
+            f"logs/notebooks/{folder}/{notebook_name}.log",
         conda:
             "../envs/kvwall.yaml"
         params:
-            options=papermill_options(notebook_entry),
+            options=papermill_options(notebook_entry, parameters),
             volatile=VOLATILE_NOTEBOOK_KEYS,
             jupyter_path=lambda wildcards, input: str(Path(input.kernel).parents[2]),
         shell:

@@ -5,7 +5,9 @@
     kvwall regime --model llama-3-70b --device b200 --batch 32 --context 128k
     kvwall regime --model llama-3-70b --device h100-sxm --tp 4 --batch 32 --context 128k
     kvwall fit --model deepseek-v3 --device b200 --batch 64 --context 128k --weight-dtype native
-    kvwall measure ...
+    kvwall measure --quick
+    kvwall template device model > my-hardware.yaml
+    kvwall diff HEAD
     kvwall benchmark
 """
 
@@ -19,6 +21,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from kvwall.cli import advice, answers, benchmark, catalogue, serving
+from kvwall.cli import diff as diff_command
+from kvwall.cli import template as template_command
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
 from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deployment, load_serving_inputs
@@ -415,9 +419,10 @@ def run_benchmark(args: argparse.Namespace) -> int:
         _json({"command": "benchmark", "evidence": "measured", "result": result, "floor": result.floor, "targets": met})
         return 0
     print(f"kvwall benchmark: {result.jobs} jobs, --cores {result.cores}, {result.parallelism} at once on this machine; "
-          "all values measured")
+          f"all values measured; load average {result.load_average:.2f} before the builds")
     ratio = f"{result.cold_build / result.floor:.2f} x floor" if result.floor else "no jobs counted"
     print(f"  cold build (--forceall)   {result.cold_build:8.2f} s  ({ratio})")
+    print(f"  device and model added    {result.contributor_loop:8.2f} s  ({result.loop_jobs} jobs rerun)")
     print(f"  no-op rebuild             {result.noop_build:8.2f} s")
     print(f"  floor                     {result.floor:8.2f} s  ({result.import_time:.2f} s interpreter + imports "
           f"x {result.jobs} jobs / {result.parallelism})")
@@ -437,7 +442,9 @@ def _catalogue_options() -> argparse.ArgumentParser:
     options.add_argument("--config", metavar="DIR", help="config directory with devices.yaml, models.yaml, ... "
                          "(default: ./config when present, else the catalogue shipped with kvwall)")
     options.add_argument("--specs", metavar="PATH", action="append", default=[],
-                         help="YAML file adding devices and/or models in the format of config/; repeatable")
+                         help="YAML file adding devices and/or models in the format of config/ (header evidence: spec "
+                         "and sources:, then devices: and/or models:); repeatable. Example: examples/my-hardware.yaml; "
+                         "a skeleton: kvwall template device model")
     return options
 
 
@@ -448,7 +455,12 @@ def _common() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kvwall", description="The KV cache memory wall, from specs (SoK arXiv:2609.30854).")
+    parser = argparse.ArgumentParser(
+        prog="kvwall", description="The KV cache memory wall, from specs (SoK arXiv:2609.30854): ask for a model's KV "
+        "footprint, its crossovers and its regime on a device; measure the KV slope; review a rebuild. Every number "
+        "is printed with its evidence class and the equation or source behind it.",
+        epilog="Run from the repository root (where config/ is) or pass --config DIR. 'kvwall COMMAND --help' "
+        "explains each command.")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     common = [_common()]
     context_help = "context length in tokens: 131072, 128k, 1M, 1e6 (k per config/assumptions.yaml tokens_per_k)"
@@ -481,16 +493,25 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--dp", type=_positive_int, default=1, metavar="D",
                        help="attention data-parallel degree: the sequences split over D attention replicas (default 1)")
 
-    p = subparsers.add_parser("footprint", parents=common, help="KV bytes per token and per batch, and weights (Eq. 1)")
+    device_help = "device id from config/devices.yaml or a --specs file (for example b200)"
+    p = subparsers.add_parser(
+        "footprint", parents=common, help="KV bytes per token and per batch, and weights (Eq. 1)",
+        description="KV bytes per token (SoK Eq. 1: 2 L n_kv d_h w_kv, MLA L (d_c + d_r) w_kv, window layers capped), "
+        "the KV bytes of a batch at a context, and the model's resident weight bytes (section 1.2), for one or "
+        "more KV storage formats.")
     model_option(p)
     p.add_argument("--context", default="128k", help=context_help + "; default 128k")
-    p.add_argument("--batch", type=_positive_int, default=1)
+    p.add_argument("--batch", type=_positive_int, default=1, help="sequences in the batch (default 1)")
     p.add_argument("--kv-dtype", nargs="+", choices=sorted(DTYPE_BYTES), metavar="DTYPE",
                    help=f"KV storage format(s): {', '.join(DTYPE_BYTES)} (default: kv_dtype of the assumptions)")
     p.add_argument("--weight-dtype", **format_option("weight"))
     p.set_defaults(func=footprint)
 
-    p = subparsers.add_parser("crossover", parents=common, help="traffic crossover s*(b) and capacity crossover s_cap")
+    p = subparsers.add_parser(
+        "crossover", parents=common, help="traffic crossover s*(b) and capacity crossover s_cap",
+        description="The traffic crossover s*(b) = P w_p / (b 2 L n_kv d_h w_kv), the context above which a decode "
+        "step reads more KV than weights (SoK Table 4), and the capacity crossover s_cap(b) on each device, the "
+        "context at which a batch no longer fits beside the weights (section 3.4), per batch size.")
     model_option(p)
     p.add_argument("--device", nargs="+", help="device id(s) for s_cap (default: every device)")
     p.add_argument("--batch", type=_positive_int, nargs="+", default=list(TABLE4_BATCHES),
@@ -500,10 +521,14 @@ def build_parser() -> argparse.ArgumentParser:
     deployment_options(p)
     p.set_defaults(func=crossover)
 
-    p = subparsers.add_parser("regime", parents=common, help="which regime, the numbers behind it, and what to do")
+    p = subparsers.add_parser(
+        "regime", parents=common, help="which regime, the numbers behind it, and what to do",
+        description="The regime (weight-bound, kv-bound or capacity-bound; SoK section 3.5) of a model on a device "
+        "at batch b and context s, every number behind it (bytes per step, AI against the ridge, s*(b), s_cap, "
+        "step time, speedups of 4- and 2-bit KV), and which of the eight design rules of section 6.2 apply.")
     model_option(p)
-    p.add_argument("--device", required=True)
-    p.add_argument("--batch", type=_positive_int, required=True)
+    p.add_argument("--device", required=True, help=device_help)
+    p.add_argument("--batch", type=_positive_int, required=True, help="sequences decoded together")
     p.add_argument("--context", required=True, help=context_help)
     p.add_argument("--placement", choices=("striped", "pinned"), help="KV page placement (default: the evaluation's)")
     p.add_argument("--weight-dtype", **format_option("weight"))
@@ -514,7 +539,11 @@ def build_parser() -> argparse.ArgumentParser:
     deployment_options(p)
     p.set_defaults(func=regime)
 
-    p = subparsers.add_parser("fit", parents=common, help="deployments of a model on a device that hold a batch at a context")
+    p = subparsers.add_parser(
+        "fit", parents=common, help="deployments of a model on a device that hold a batch at a context",
+        description="The single-stage deployments (devices x TP x EP) of a model on a device that keep every sequence "
+        "of the batch resident at the context, fewest devices first, with each one's per-device regime and "
+        "step-time bound.")
     p.add_argument("--model", required=True, help="model id of config/models.yaml")
     p.add_argument("--device", required=True, help="device id of config/devices.yaml")
     p.add_argument("--batch", type=_positive_int, required=True, help="sequences to keep resident at once")
@@ -525,7 +554,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dense tensor rate the step-time bound uses: bf16, fp8 (default: compute_precision of the assumptions)")
     p.set_defaults(func=fit)
 
-    p = subparsers.add_parser("import", parents=[_catalogue_options()], help="a published config.json as a config/models.yaml entry (stdout, or --into)")
+    p = subparsers.add_parser(
+        "import", parents=[_catalogue_options()], help="a published config.json as a config/models.yaml entry (stdout, or --into)",
+        description="Read a Hugging Face config.json (and a quantized checkpoint's hf_quant_config.json) and write "
+        "the model entry in config/models.yaml's format, every value with the config key it came from as its "
+        "source; a config kvwall cannot model is refused with the file, the key and the reason (exit status 2).")
     p.add_argument("paths", nargs="+", metavar="PATH", help="config.json file(s), named org--model_config.json or with --hf-id")
     p.add_argument("--into", metavar="FILE", help="append the entry to this models file (config/models.yaml) instead")
     p.add_argument("--params-nominal", type=float, metavar="COUNT",
@@ -536,15 +569,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: catalogue.import_configs(_catalog(a), a.paths, a.into, a.params_nominal, a.params_source,
                                                            a.hf_id, a.model_id))
 
-    p = subparsers.add_parser("list", parents=[_catalogue_options()], help="catalogue ids with names and key numbers")
+    p = subparsers.add_parser(
+        "list", parents=[_catalogue_options()], help="catalogue ids with names and key numbers",
+        description="The ids of the catalogue's models, devices or storage formats, with their names and key numbers "
+        "(the checkout's config/ when present, else the catalogue shipped with kvwall).")
     p.add_argument("what", choices=("models", "devices", "formats"), help="what to list")
     p.set_defaults(func=lambda a: catalogue.list_catalogue(_catalog(a), a.what))
 
     measure_command.register(subparsers)
+    diff_command.register(subparsers)
+    template_command.register(subparsers)
 
-    p = subparsers.add_parser("benchmark", parents=common, help="workflow build times and model throughput against targets")
+    p = subparsers.add_parser(
+        "benchmark", parents=common, help="workflow build times and model throughput against targets",
+        description="Build a temporary copy of the repository and time it: a cold build (--forceall), a no-op "
+        "rebuild, and the contributor loop (a device and a model added to config/, then rebuilt); then the import "
+        "floor and the vectorized model's grid throughput, each against its target. Takes minutes; prints each "
+        "stage as it starts. All values measured on this machine.")
     p.add_argument("--repo", default=".", help="repository root holding the Snakefile (default: .)")
-    p.add_argument("--cores", type=_positive_int, default=4)
+    p.add_argument("--cores", type=_positive_int, default=4, help="Snakemake --cores for the builds (default 4)")
     p.add_argument("--points", type=_points, default=1_000_000, help="(s, b) grid points for the throughput (default 1e6)")
     p.set_defaults(func=run_benchmark)
     return parser

@@ -1,7 +1,9 @@
 """From raw timings to what a record states: the KV-slope fit per kernel, its distance from its bounds, validity.
 
 A kernel cannot stream KV faster than the device copies memory: a bandwidth above the copy bandwidth (or the
-device's specification) is a bug in the measurement, and marks the run invalid. Where a kernel's products are
+device's specification) is a bug in the measurement, and marks the run invalid. So does a fit that KV bytes do not
+explain (R^2 below validity.r_squared of config/measure.yaml), and a paged kernel that streams KV faster than the
+contiguous one of the same library: gathering blocks through a table cannot beat reading them in order. Where a kernel's products are
 slower than the copy (kvwall.measure.compute_ceiling), its roofline bound is the lower of the two, and the record
 says which one binds. Medians over repeats stand for each point, so a stray slow repeat does not move the fit.
 """
@@ -97,6 +99,32 @@ def bound_check(fit: Mapping, points: Sequence[Mapping], copy_bandwidth: float, 
     return flags
 
 
+def fit_check(fit: Mapping, min_r_squared: float) -> list[str]:
+    """A fit too poor to quote a slope from; empty when R^2 reaches ``min_r_squared``."""
+    if fit["r_squared"] >= min_r_squared:
+        return []
+    return [f"poor fit: R^2 {fit['r_squared']:.3f} is below {min_r_squared:g} (validity.r_squared of the measure "
+            "settings), so step time is not explained by KV bytes and the slope means nothing"]
+
+
+def ordering_check(kernels: Mapping[str, Mapping]) -> dict[str, list[str]]:
+    """Per paged kernel, the reason its slope is implausible: below the contiguous slope of the same library, with
+    the two confidence intervals apart (a block-table gather reads the same bytes as a contiguous read, and more)."""
+    contiguous = {k["library"]: (name, k) for name, k in kernels.items() if k["layout"] == "contiguous"}
+    flags: dict[str, list[str]] = {}
+    for name, kernel in kernels.items():
+        if not kernel["layout"].startswith("paged") or kernel["library"] not in contiguous:
+            continue
+        reference_name, reference = contiguous[kernel["library"]]
+        paged_high = kernel["fit"]["slope_ci_ms_per_gib"][1]
+        contiguous_low = reference["fit"]["slope_ci_ms_per_gib"][0]
+        if paged_high < contiguous_low:
+            flags[name] = [f"implausible kernel ordering: the paged slope {kernel['fit']['slope_ms_per_gib']:.2f} ms/GiB "
+                           f"(CI up to {paged_high:.2f}) is below {reference_name}'s {reference['fit']['slope_ms_per_gib']:.2f} "
+                           f"ms/GiB (CI from {contiguous_low:.2f}): paged KV cannot stream faster than contiguous KV"]
+    return flags
+
+
 def target_check(fit: Mapping, points: Sequence[Mapping], targets: Mapping[str, float]) -> dict:
     """How far the kernel is from each target (benchmark output, never an assertion)."""
     top = largest_point(points)
@@ -108,11 +136,12 @@ def target_check(fit: Mapping, points: Sequence[Mapping], targets: Mapping[str, 
 
 
 def kernel_summary(points: Sequence[Mapping], copy_bandwidth: float, spec_bandwidth: float | None,
-                   confidence: float, targets: Mapping[str, float], compute_bandwidth: float | None = None) -> dict:
+                   confidence: float, targets: Mapping[str, float], compute_bandwidth: float | None = None, *,
+                   min_r_squared: float) -> dict:
     """Fit, distance from the copy and roofline bounds, target check and validity of one kernel on one device."""
     fit = kernel_fit(points, confidence)
     top = largest_point(points)
-    flags = bound_check(fit, points, copy_bandwidth, spec_bandwidth)
+    flags = bound_check(fit, points, copy_bandwidth, spec_bandwidth) + fit_check(fit, min_r_squared)
     return {
         "fit": fit,
         "copy_fraction": None if fit["kv_bandwidth_gb_per_s"] is None else fit["kv_bandwidth_gb_per_s"] / copy_bandwidth,

@@ -18,7 +18,9 @@ def register(subparsers) -> None:
         "measure", help="measure the KV slope t = a + b * KV_GiB of decode attention on this machine",
         description="Time decode attention over a batch x context grid (numpy: contiguous and paged KV; torch SDPA "
         "when installed, on CUDA when present), time a streaming copy beside it, fit t = a + b * KV_GiB per kernel, "
-        "and write the record. Exit status 1 when a bandwidth exceeds its bound (a measurement bug).",
+        "and write the record. Exit status 1 when the run is invalid, with the reason: a bandwidth above its bound "
+        "(a measurement bug), a fit below validity.r_squared of config/measure.yaml, or a paged kernel faster than "
+        "the contiguous one.",
     )
     parser.add_argument("--quick", action="store_true", help="the small grid of config/measure.yaml (CI, a few seconds)")
     parser.add_argument("--model", help="model id from config/models.yaml (default: the model of config/measure.yaml)")

@@ -50,6 +50,7 @@ class MeasureConfig:
     seed: int
     confidence: float
     targets: Mapping[str, float]
+    min_r_squared: float  # a fit below it marks the run invalid
     device_specs: Mapping[str, str]  # GPU name fragment -> device id
     reported_platform: str  # id prefix of the reported platform in config/reported/
     reported_fits: tuple[str, ...]  # ids of the reported fits, fit.<id>.*
@@ -104,6 +105,7 @@ def load_measure_config(path: str | Path, catalog: Catalog, mode: str = "full", 
         seed=document["seed"],
         confidence=document["confidence"],
         targets=MappingProxyType(dict(document["targets"])),
+        min_r_squared=document["validity"]["r_squared"],
         device_specs=MappingProxyType(dict(document["device_specs"])),
         reported_platform=document["reported"]["platform"],
         reported_fits=tuple(document["reported"]["fits"]),

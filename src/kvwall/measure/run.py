@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from tqdm import tqdm
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.measure.analysis import ceiling_summary, copy_summary, kernel_summary, point_summary
+from kvwall.measure.analysis import ceiling_summary, copy_summary, kernel_summary, ordering_check, point_summary
 from kvwall.measure.config import MeasureConfig, Sweep
 from kvwall.measure.fingerprint import cpu_steal_seconds, fingerprint, worker_count
 from kvwall.measure.compute_ceiling import TILES_PER_WORKER
@@ -141,8 +141,12 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
             for kernel in bench.kernels:
                 bounded = ceiling is not None and kernel.name in ceiling["applies_to"]
                 summary = kernel_summary(points[kernel.name], copy["bandwidth_gb_per_s"], spec_bandwidth, config.confidence,
-                                         config.targets, ceiling["bandwidth_gb_per_s"] if bounded else None)
+                                         config.targets, ceiling["bandwidth_gb_per_s"] if bounded else None,
+                                         min_r_squared=config.min_r_squared)
                 summaries[kernel.name] = {"layout": kernel.layout, "library": kernel.library, "points": points[kernel.name], **summary}
+            for name, flags in ordering_check(summaries).items():
+                summaries[name]["flags"] = summaries[name]["flags"] + flags
+                summaries[name]["valid"] = False
             reference = bench.kernels[0].name
             for entry in summaries.values():
                 entry["slope_ratio"] = {"reference": reference, "value": entry["fit"]["slope_ms_per_gib"] / summaries[reference]["fit"]["slope_ms_per_gib"]}

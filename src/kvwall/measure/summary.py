@@ -46,5 +46,5 @@ def summary_lines(record: dict) -> list[str]:
                              f"(got {check['value']:.3f})")
             lines.extend(f"  {'':18s} INVALID: {flag}" for flag in kernel["flags"])
         lines.extend(f"  INVALID: {flag}" for flag in entry["flags"])
-    lines.append("valid run" if record["valid"] else "INVALID run: a bandwidth above the bound is a measurement bug")
+    lines.append("valid run" if record["valid"] else "INVALID run: see the reasons marked INVALID above")
     return lines

@@ -1,0 +1,53 @@
+"""Every subcommand explains itself; the shipped --specs example and `kvwall template` load as written."""
+
+import argparse
+
+import pytest
+
+from kvwall.cli.main import build_parser, main
+from kvwall.cli.template import template
+from kvwall.inputs.loader import load_catalog, load_user_specs
+
+
+def _subcommands():
+    actions = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(actions[0].choices)
+
+
+@pytest.mark.parametrize("name", sorted(_subcommands()))
+def test_description_and_help_for_every_option(name):
+    parser = _subcommands()[name]
+    assert parser.description and len(parser.description) > 60
+    assert [a.dest for a in parser._actions if not a.help] == []
+
+
+def test_shipped_example_is_the_template(root):
+    assert (root / "examples/my-hardware.yaml").read_text(encoding="utf-8") == template(["device", "model"])
+
+
+@pytest.mark.parametrize("kinds", [["device"], ["model"], ["model", "device"]])
+def test_template_loads_as_a_specs_file(root, tmp_path, kinds):
+    path = tmp_path / "mine.yaml"
+    path.write_text(template(kinds), encoding="utf-8")
+    catalog = load_user_specs(path, load_catalog(root / "config"))
+    assert ("my-accelerator" in catalog.devices) == ("device" in kinds)
+    assert ("my-model" in catalog.models) == ("model" in kinds)
+
+
+def test_readme_specs_example(root, monkeypatch, capsys):
+    monkeypatch.chdir(root)
+    assert main(["regime", "--specs", "examples/my-hardware.yaml", "--model", "llama-3-70b", "--device",
+                 "my-accelerator", "--batch", "8", "--context", "1M", "--json"]) == 0
+    assert '"device": "my-accelerator"' in capsys.readouterr().out
+
+
+def test_benchmark_adds_the_template_device_and_model(root, tmp_path):
+    from kvwall.cli.benchmark import add_device_and_model
+
+    (tmp_path / "config").mkdir()
+    for name in ("devices.yaml", "models.yaml", "links.yaml", "assumptions.yaml", "workloads.yaml", "techniques.yaml"):
+        (tmp_path / "config" / name).write_text((root / "config" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    add_device_and_model(tmp_path)
+    catalog = load_catalog(tmp_path / "config")
+    assert catalog.devices["my-accelerator"].hbm_capacity == 144e9  # 144 GB, decimal
+    assert catalog.models["my-model"].n_kv_heads == 8

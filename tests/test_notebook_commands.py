@@ -1,0 +1,42 @@
+"""The notebooks and the README give the same re-derivation commands, and they never write the committed copies."""
+
+import json
+import re
+
+import pytest
+
+NOTEBOOKS = ("01_footprint_and_crossovers", "02_roofline_and_regimes", "03_comparison_matrix", "04_reproduction_audit")
+
+
+def _intro(root, name):
+    return "".join(json.loads((root / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"][0]["source"])
+
+
+def _commands(text):
+    """Snakemake and papermill command lines of a text, continuation lines joined."""
+    joined = re.sub(r"\s*\\\n\s*", " ", text)
+    return {" ".join(line.strip().strip("`").split()) for line in re.findall(r"uv run --frozen (?:snakemake|papermill)[^`\n]*", joined)}
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_rederivation_writes_its_own_path(root, name):
+    commands = _commands(_intro(root, name))
+    assert len(commands) == 2
+    assert all(f"notebooks/rederived/{name}.ipynb" in c and "notebooks/executed" not in c for c in commands)
+
+
+def test_readme_gives_the_notebooks_commands(root):
+    readme = _commands((root / "README.md").read_text(encoding="utf-8"))
+    assert _commands(_intro(root, NOTEBOOKS[0])) <= readme
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_committed_copies_run_with_the_papers_parameters(root, name):
+    executed = json.loads((root / "notebooks" / "executed" / f"{name}.ipynb").read_text(encoding="utf-8"))
+    injected = [c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    names = {line.split("=")[0].strip() for c in injected for line in "".join(c["source"]).splitlines() if "=" in line}
+    assert names <= {"config_dir", "tables_dir", "printed_file"}
+
+
+def test_rederived_folder_is_ignored(root):
+    assert (root / "notebooks" / "rederived" / ".gitignore").read_text().splitlines()[1:] == ["*", "!.gitignore"]
