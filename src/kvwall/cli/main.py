@@ -3,6 +3,7 @@
     kvwall footprint --model llama-3-70b --context 128k
     kvwall crossover --model llama-3-70b --batch 1 32
     kvwall regime --model llama-3-70b --device b200 --batch 32 --context 128k
+    kvwall validate data/reported/serving-measurements.csv --output bounds.csv
     kvwall measure ...
     kvwall benchmark
 """
@@ -17,6 +18,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from kvwall.cli import advice, answers, benchmark
+from kvwall.cli import validate as validate_command
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
 from kvwall.inputs.loader import SpecError, load_catalog, load_user_specs
@@ -320,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=regime)
 
     measure_command.register(subparsers)
+    validate_command.register(subparsers, common, _catalog)
 
     p = subparsers.add_parser("benchmark", parents=common, help="workflow build times and model throughput against targets")
     p.add_argument("--repo", default=".", help="repository root holding the Snakefile (default: .)")
