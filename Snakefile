@@ -16,6 +16,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/validation.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/notebooks.smk"
@@ -33,3 +34,4 @@ rule all:
         NOTEBOOK_ARTIFACTS,
         CANONICAL_ARTIFACTS,
         MEASURED_ARTIFACTS,
+        VALIDATION_ARTIFACTS,

@@ -179,6 +179,7 @@ def test_bad_reported_value(tmp_path):
 # ---- the workflow: one clean line, nothing written, nothing deleted -----------------------------------------------
 
 PREPOPULATED = "tables/derived/table1_kv_per_token.csv"
+CHECKED_STAMPS = ".snakemake/kvwall-checked"
 
 
 def workflow_copy(folder: Path) -> Path:
@@ -188,6 +189,10 @@ def workflow_copy(folder: Path) -> Path:
     shutil.copy2(REPO / "Snakefile", root / "Snakefile")
     shutil.copytree(REPO / "workflow", root / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(CONFIG, root / "config")
+    shutil.copytree(REPO / "data" / "reported", root / "data" / "reported")
+    # The stamps of input files already checked, so that the reported measurements are not validated again.
+    if (REPO / CHECKED_STAMPS).is_dir():
+        shutil.copytree(REPO / CHECKED_STAMPS, root / CHECKED_STAMPS)
     (root / PREPOPULATED).parent.mkdir(parents=True)
     shutil.copy2(REPO / PREPOPULATED, root / PREPOPULATED)
     return root

@@ -16,7 +16,7 @@ from kvwall.tier.economics import block_bytes, move_time
 from kvwall.tier.constraints import ingress
 
 SECTIONS = ("1. Measured", "2. Capacity", "3. Crossovers and regimes", "4. Tier economics", "5. The four constraints",
-            "6. The SoK comparison matrix", "7. Audit")
+            "6. The SoK comparison matrix", "7. Audit", "8. Validation")
 
 
 @pytest.fixture(scope="module")

@@ -17,12 +17,13 @@ FLOORS = {
     "kvwall.tier": 3,
     "kvwall.render": 4,
     "kvwall.measure": 5,
-    "kvwall.audit": 6,
-    "kvwall.tables": 6,
-    "kvwall.figures": 6,
-    "kvwall.report": 6,
-    "kvwall.canonical": 7,
-    "kvwall.cli": 8,
+    "kvwall.validation": 6,
+    "kvwall.audit": 7,
+    "kvwall.tables": 7,
+    "kvwall.figures": 7,
+    "kvwall.report": 7,
+    "kvwall.canonical": 8,
+    "kvwall.cli": 9,
 }
 MODULES = sorted(m.name for m in pkgutil.walk_packages(kvwall.__path__, "kvwall."))
 

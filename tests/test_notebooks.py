@@ -52,9 +52,10 @@ def test_the_workflow_kernel_wins_over_a_user_kernel_and_runs_papermills_interpr
     assert manager.format_kernel_cmd()[0] == sys.executable
 
 
-def test_four_notebooks_each_with_a_parameters_cell_and_no_outputs():
+def test_five_notebooks_each_with_a_parameters_cell_and_no_outputs():
     assert [p.stem for p in SOURCES] == [
-        "01_footprint_and_crossovers", "02_roofline_and_regimes", "03_comparison_matrix", "04_reproduction_audit"]
+        "01_footprint_and_crossovers", "02_roofline_and_regimes", "03_comparison_matrix", "04_reproduction_audit",
+        "05_serving_validation"]
     for path in SOURCES:
         cells = load(path)["cells"]
         assert sum("parameters" in c["metadata"].get("tags", []) for c in cells) == 1, path.name
@@ -135,4 +136,31 @@ def test_a_committed_table_that_disagrees_fails_the_notebook(tmp_path):
         papermill.execute_notebook(
             str(FOOTPRINT), str(tmp_path / "out.ipynb"), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
             parameters={"config_dir": "config", "tables_dir": str(tables)},
+        )
+
+
+SERVING = ROOT / "notebooks" / "05_serving_validation.ipynb"
+
+
+def test_the_serving_notebook_rederives_another_point_and_agrees(tmp_path):
+    out = tmp_path / "serving.ipynb"
+    papermill.execute_notebook(
+        str(SERVING), str(out), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+        parameters={"config_dir": "config", "tables_dir": "tables",
+                    "measurements": "data/reported/serving-measurements.csv", "validation_map": "config/validation.yaml",
+                    "point_id": "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp4_ep1_507"},
+    )
+    text = outputs_text(load(out))
+    assert "TP = 4 GPUs" in text and "weights per GPU = 70,600,000,000 x 1 B / 4 = 17.65 GB" in text
+    assert "derived values agree with the committed tables" in text
+
+
+def test_the_serving_notebook_refuses_a_model_whose_formulas_it_does_not_write_out(tmp_path):
+    with pytest.raises(papermill.PapermillExecutionError, match="dense attention model"):
+        papermill.execute_notebook(
+            str(SERVING), str(tmp_path / "out.ipynb"), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+            parameters={"config_dir": "config", "tables_dir": "tables",
+                        "measurements": "data/reported/serving-measurements.csv",
+                        "validation_map": "config/validation.yaml",
+                        "point_id": "dsr1_b200_trtllm_fp4_agg_1024x8192_c256_cfg191"},
         )

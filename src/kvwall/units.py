@@ -38,6 +38,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "ns": ("s", 1e-9),
     "min": ("s", 60.0),
     "ms/GiB": ("s/byte", 1e-3 / 2.0**30),
+    "ms/GB": ("s/byte", 1e-3 / 1e9),
     "FLOP/B": ("FLOP/B", 1.0),
 }
 

@@ -1,11 +1,11 @@
 """Loaded by every Python process of a traced pipeline run (tests/test_workflow.py puts this folder on PYTHONPATH).
 
-At exit, a process that ran a job appends one JSON line to $KVWALL_IMPORT_TRACE: the job's first output and the
-kvwall source files the process imported. A Snakemake script job names its output through its ``snakemake`` object;
+Each time a process that runs a job imports a kvwall module, it appends one JSON line to $KVWALL_IMPORT_TRACE: the
+job's first output and the module's name. A Snakemake script job names its output through its ``snakemake`` object;
 a notebook's kernel is known by its parent, the papermill process, whose second argument is the executed notebook.
+Imports are recorded as they happen (an audit hook), since a kernel may be ended without running its exit handlers.
 """
 
-import atexit
 import json
 import os
 import sys
@@ -26,19 +26,18 @@ def _job_output():
     return None
 
 
-def _record():
+def _record(event, args):
+    if event != "import" or not args or not str(args[0]).startswith("kvwall"):
+        return
+    name = str(args[0])
+    if name != "kvwall" and not name.startswith("kvwall."):
+        return
     output = _job_output()
     if output is None:
         return
-    # As the workflow names them, wherever the package is installed from: src/kvwall/...
-    files = sorted(
-        "src/kvwall/" + module.__file__.replace(os.sep, "/").rsplit("/kvwall/", 1)[1]
-        for name, module in list(sys.modules.items())
-        if (name == "kvwall" or name.startswith("kvwall.")) and getattr(module, "__file__", None)
-    )
     with open(os.environ["KVWALL_IMPORT_TRACE"], "a", encoding="utf-8") as trace:
-        trace.write(json.dumps({"output": output, "files": files}) + "\n")
+        trace.write(json.dumps({"output": output, "module": name}) + "\n")
 
 
 if os.environ.get("KVWALL_IMPORT_TRACE"):
-    atexit.register(_record)
+    sys.addaudithook(_record)

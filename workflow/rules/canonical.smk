@@ -1,5 +1,6 @@
 # CANONICAL-NUMBERS.md, its machine-readable twin, its LaTeX macros (canonical-numbers.tex), and the four-constraints figures.
 from kvwall.canonical.derived import TABLE_INPUTS
+from kvwall.canonical.validation import VALIDATION_TABLE_INPUTS
 
 TIER_FIGURES = ("fig3_1_four_constraints", "tier_sustainability_vs_hiding")
 CANONICAL_ARTIFACTS = [
@@ -16,7 +17,9 @@ rule canonical_numbers:
         REPORTED_INPUTS,
         code=kvwall_code("workflow/scripts/canonical_numbers.py"),
         tiers="config/tiers.yaml",
-        tables=expand("tables/{artifact}.csv", artifact=TABLE_INPUTS),
+        tables=expand(
+            "tables/{artifact}.csv", artifact=(*TABLE_INPUTS, *VALIDATION_TABLE_INPUTS)
+        ),
         # This project's measurement tables: those the measured leg renders from data/measured/ (MEASURED_ARTIFACTS,
         # known once the whole workflow is read) and any committed under tables/measured/.
         measured=lambda wildcards: sorted(

@@ -22,13 +22,15 @@ os.environ["PATH"] = os.pathsep.join(
 )
 
 PRINTED_NUMBERS = "config/paper/printed.yaml"
+# Stamps of input files whose bytes already passed a slow check (kvwall.inputs.serving).
+CHECKED_STAMPS = ".snakemake/kvwall-checked"
 CONFIG_FILE = workflow.configfiles[0] if workflow.configfiles else "config/config.yaml"
 
 try:
     # Snakemake's own reader keeps the last of a key given twice; refuse it instead.
     for path in workflow.configfiles:
         read_yaml(path)
-    INPUTS = check_inputs(config, CONFIG_FILE)
+    INPUTS = check_inputs(config, CONFIG_FILE, stamp_dir=CHECKED_STAMPS)
 except SpecError as error:
     sys.exit(f"kvwall: bad input: {error}")
 

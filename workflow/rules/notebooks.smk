@@ -53,6 +53,15 @@ NOTEBOOKS = {
         # It rebuilds every derived table's columns through kvwall.tables.builder.
         "modules": [module_of(a) for a in DERIVED_TABLES],
     },
+    "05_serving_validation": {
+        "title": "(e) One measured serving point against its bound",
+        "tables": ["derived/serving_bounds"],
+        "parameters": ("point_id",),
+        "files": {
+            "measurements": SERVING_MEASUREMENTS,
+            "validation_map": VALIDATION_MAP,
+        },
+    },
 }
 # (folder, whether --config notebook_<name> parameters apply): the committed paper run, and re-derivations.
 NOTEBOOK_RUNS = (("executed", False), ("rederived", True))

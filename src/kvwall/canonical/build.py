@@ -14,6 +14,7 @@ from kvwall.canonical.audit import economics_audit, reproduction_audit, slope_au
 from kvwall.canonical.derived import TABLE_INPUTS, capacity_section, comparison_section, crossover_section
 from kvwall.canonical.measured import measured_section
 from kvwall.canonical.tiers import constraints_section, economics_section
+from kvwall.canonical.validation import VALIDATION_TABLE_INPUTS, validation_section
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.loader import load_catalog
 from kvwall.inputs.reported import Reported, load_reported
@@ -45,11 +46,12 @@ def load_inputs(config_dir: str, tiers_file: str, table_paths: Mapping[str, str]
 
 def table_paths(folder: str = "tables") -> dict[str, str]:
     """The CSV path of every table the document reads, by artifact."""
-    return {artifact: f"{folder}/{artifact}.csv" for artifact in TABLE_INPUTS}
+    return {artifact: f"{folder}/{artifact}.csv" for artifact in (*TABLE_INPUTS, *VALIDATION_TABLE_INPUTS)}
 
 
 def build_document(inputs: CanonicalInputs) -> Document:
-    """The seven sections: measured, capacity, crossovers, tier economics, the four constraints, the matrix, the audit."""
+    """The eight sections: measured, capacity, crossovers, tier economics, the four constraints, the matrix, the audit,
+    and the validation against measured serving points."""
     catalog, tiers, reported, tables = inputs.catalog, inputs.tiers, dict(inputs.reported), inputs.tables
     files = dict(catalog.files)
     return Document(
@@ -67,4 +69,5 @@ def build_document(inputs: CanonicalInputs) -> Document:
         "its printed precision.",
         audit=(*reproduction_audit(tables["audit/reproduction"]), *slope_audit(reported, catalog),
                *economics_audit(reported, catalog, tiers)),
+        after_audit=(validation_section(tables),),
     )

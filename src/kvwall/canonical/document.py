@@ -163,11 +163,12 @@ class AuditEntry:
 
 @dataclass(frozen=True)
 class Document:
-    """The whole document: numbered sections in order, the audit last."""
+    """The whole document: numbered sections in order, the audit, then the sections that follow it."""
 
     sections: tuple[Section, ...]
     audit_intro: str
     audit: tuple[AuditEntry, ...]
+    after_audit: tuple[Section, ...] = ()  # sections numbered after the audit (§8 Validation)
 
     def __post_init__(self):
         ids = [n.id for n in self.numbers()] + [e.id for e in self.audit] + [n.id for e in self.audit for n in e.working]
@@ -176,7 +177,7 @@ class Document:
             raise ValueError(f"ids given twice: {duplicates}")
 
     def numbers(self) -> list[Number]:
-        return [n for s in self.sections for b in s.blocks for r in b.rows for n in r.numbers]
+        return [n for s in (*self.sections, *self.after_audit) for b in s.blocks for r in b.rows for n in r.numbers]
 
 
 def _cell(text: object) -> str:
@@ -205,7 +206,7 @@ def to_json(document: Document) -> str:
         "sections": [
             {"number": s.number, "title": s.title,
              "numbers": [asdict(n) for b in s.blocks for r in b.rows for n in r.numbers]}
-            for s in document.sections
+            for s in (*document.sections, *document.after_audit)
         ],
         "audit": [asdict(entry) for entry in document.audit],
     }

@@ -1,6 +1,6 @@
 """canonical-numbers.tex: one LaTeX macro per canonical number, so a paper's prose cites the pipeline's numbers.
 
-Each number of CANONICAL-NUMBERS (sections 1-6) becomes a macro named by its id, defined with its displayed value
+Each number of CANONICAL-NUMBERS (sections 1-6 and 8) becomes a macro named by its id, defined with its displayed value
 and unit (``273~GB/s``, value and unit unbreakable) and preceded by a comment giving its evidence class and quantity. Ids hold dots, hyphens
 and digits, so the macros are defined through ``\\csname`` and read with ``\\kvnum{<id>}``; an unknown id stops
 LaTeX with an error instead of printing nothing.
@@ -38,7 +38,7 @@ def _comment(text: str) -> str:
 def render_latex(document: Document) -> str:
     """The macro file: the accessor \\kvnum, then one definition per number in document order."""
     lines = [PREAMBLE.rstrip("\n")]
-    for section in document.sections:
+    for section in (*document.sections, *document.after_audit):
         lines.append(f"% Section {section.number}: {section.title}")
         for block in section.blocks:
             for row in block.rows:

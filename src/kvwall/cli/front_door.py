@@ -1,8 +1,9 @@
 """Every input of the workflow, loaded and cross-checked once, before any job is scheduled (workflow/rules/common.smk).
 
-Each file goes through the loader its jobs use (catalogue, workflow config, reported values, the scale-up links and
-serving assumptions of deployments, tiers, both measure modes, every measured record, the printed numbers), so a value a job would refuse is refused here first; then the
-references the code relies on across files are checked. A missing file is an error like any other.
+Each file goes through the loader its jobs use (catalogue, workflow config, reported values, the serving assumptions
+of deployments, tiers, both measure modes, every measured record, the printed numbers, the validation map and the
+reported serving measurements), so a value a job would refuse is refused here first; then the references the code
+relies on across files are checked. A missing file is an error like any other.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported
+from kvwall.inputs.serving import read_serving_measurements
+from kvwall.inputs.validation_map import ValidationMap, load_validation_map
 from kvwall.measure.config import MODES, MeasureConfig, load_measure_config
 from kvwall.measure.record import read_record
 from kvwall.render import to_csv
@@ -32,6 +35,8 @@ PRINTED_FILE = "paper/printed.yaml"
 TIERS_FILE = "tiers.yaml"
 MEASURE_FILE = "measure.yaml"
 RECORDS_DIR = "data/measured"
+VALIDATION_FILE = "validation.yaml"
+SERVING_MEASUREMENTS = "data/reported/serving-measurements.csv"
 
 #: Workloads the tables and figures read by id (tables.comparison, tables.in_text, figures.roofline, figures.reuse),
 #: with the field each needs beyond batch and context.
@@ -53,6 +58,7 @@ class Inputs:
     tiers: TierSpecs
     measure: Mapping[str, MeasureConfig]  # mode -> settings
     records: tuple[str, ...]  # the measured record files
+    validation: ValidationMap
 
 
 def _check_catalog(catalog: Catalog) -> None:
@@ -125,8 +131,12 @@ def _check_printed(path: Path, catalog: Catalog, selections: dict) -> None:
                     raise SpecError(file, f"{key}.cells.{row_key}.{column}.format", f"format {cell['format']!r} is not known")
 
 
-def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RECORDS_DIR) -> Inputs:
-    """Load and cross-check every input the workflow reads; the first problem raises a SpecError."""
+def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RECORDS_DIR,
+                 serving_measurements: str | Path = SERVING_MEASUREMENTS, stamp_dir: str | Path | None = None) -> Inputs:
+    """Load and cross-check every input the workflow reads; the first problem raises a SpecError.
+
+    ``stamp_dir`` lets the reported serving measurements skip a validation their bytes already passed.
+    """
     validate(config, "config", config_file)
     config_dir = Path(config["config_dir"])
     catalog = load_catalog(config_dir)
@@ -144,4 +154,6 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
         read_json(record)  # refuses special and oversized files before the record reader opens them
         read_record(record)
     _check_printed(config_dir / PRINTED_FILE, catalog, selections)
-    return Inputs(catalog, selections, reported, tiers, measure, records)
+    validation = load_validation_map(config_dir / VALIDATION_FILE, catalog)
+    read_serving_measurements(serving_measurements, stamp_dir)
+    return Inputs(catalog, selections, reported, tiers, measure, records, validation)

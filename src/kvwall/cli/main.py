@@ -5,6 +5,7 @@
     kvwall regime --model llama-3-70b --device b200 --batch 32 --context 128k
     kvwall regime --model llama-3-70b --device h100-sxm --tp 4 --batch 32 --context 128k
     kvwall fit --model deepseek-v3 --device b200 --batch 64 --context 128k --weight-dtype native
+    kvwall validate data/reported/serving-measurements.csv --output bounds.csv
     kvwall measure --quick
     kvwall template device model > my-hardware.yaml
     kvwall diff HEAD
@@ -23,6 +24,7 @@ from pathlib import Path
 from kvwall.cli import advice, answers, benchmark, catalogue, serving
 from kvwall.cli import diff as diff_command
 from kvwall.cli import template as template_command
+from kvwall.cli import validate as validate_command
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
 from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deployment, load_serving_inputs
@@ -428,6 +430,8 @@ def run_benchmark(args: argparse.Namespace) -> int:
           f"x {result.jobs} jobs / {result.parallelism})")
     print(f"  grid throughput           {result.grid_throughput:8.3g} points/s  ({result.grid_points:,} (s, b) points: "
           "AI, s*, regime, speedup, TP 4 step-time bound and estimate)")
+    print(f"  validation                {result.validation_time:8.3f} s  ({result.validation_rows:,} reported serving points: "
+          "deployment, bounds, estimate, realizations, regime, gap fits, format pairs)")
     print("Targets")
     for target, ok in met.items():
         print(f"  {'PASS' if ok else 'MISS'}  {target}")
@@ -577,6 +581,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda a: catalogue.list_catalogue(_catalog(a), a.what))
 
     measure_command.register(subparsers)
+    validate_command.register(subparsers, common, _catalog)
     diff_command.register(subparsers)
     template_command.register(subparsers)
 

@@ -23,6 +23,9 @@ FIGURE_ORDER = (
     ("fig8_reuse", "Figure 8"),
     ("measured_kv_slope", "Measured KV slope"),
     ("deployment_regimes", "Regimes per device of a deployment"),
+    ("serving_tpot_against_bound", "Validation: measured TPOT against the bound"),
+    ("serving_realization", "Validation: bound over measured per engine and device"),
+    ("serving_format_claim", "Validation: narrower weights, measured and predicted"),
 )
 #: The audit notebooks, in order, with their titles.
 NOTEBOOKS = (
@@ -30,6 +33,7 @@ NOTEBOOKS = (
     ("02_roofline_and_regimes", "(b) Roofline, placement and the three regimes"),
     ("03_comparison_matrix", "(c) The comparison matrix, Tables 5 and 7"),
     ("04_reproduction_audit", "(d) The reproduction audit"),
+    ("05_serving_validation", "(e) One measured serving point against its bound"),
 )
 #: What an evidence folder of tables/ holds.
 TABLE_CLASSES = {

@@ -1,0 +1,105 @@
+"""CANONICAL-NUMBERS §8 (Validation): the derived bounds held against the reported serving measurements.
+
+Read from the validation tables (kvwall.tables.validation) by column name: what was understood and why not, the
+realization per engine and device, the points below their bound by diagnosis, what the gap is made of, and the
+paper's central claim on independent data. Every number here is derived; the measurements stay reported in
+tables/reported/serving_measurements.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+from kvwall.canonical.derived import Column, WideTable, wide_block
+from kvwall.canonical.document import Block, Number, Row, Section
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SECTION = 8
+#: The tables this section reads, by artifact.
+VALIDATION_TABLE_INPUTS = (
+    "derived/serving_bounds",
+    "derived/serving_realization",
+    "derived/serving_gap_fits",
+    "derived/serving_format_claim",
+)
+_BOUNDS_SOURCE = ("kvwall.validation.points: TPOT bound = max(bytes / β, FLOPs / F) per GPU at the batch that fits; "
+                  "tables/derived/serving_bounds.csv")
+
+REALIZATION = WideTable(
+    "derived/serving_realization", "Bound over measured, per engine and device", "{backend}.{device}",
+    "{backend} on {device}", "Engine, device",
+    (Column("points", "Points", "count", "int"),
+     Column("below_bound", "Below bound", "count", "int"),
+     Column("median_tpot_realization", "Median TPOT bound / measured", "ratio", "fixed3"),
+     Column("median_ttft_realization", "Median TTFT bound / measured", "ratio", "fixed3")),
+    "realization = bound / measured; medians over the understood points (kvwall.validation.points)",
+    "data/reported/serving-measurements.csv; config/validation.yaml",
+    note="1 is the hardware's limit; below 1, the share of it the engine realized.",
+)
+
+
+def _count(number_id: str, quantity: str, value: int, source: str) -> Number:
+    return Number(number_id, quantity, int(value), "count", f"{int(value):,}", "derived", source)
+
+
+def _reading(bounds: pd.DataFrame) -> Block:
+    """Rows read, understood, refused by reason (words: the reasons name no values of their own)."""
+    refused = bounds["reason"].dropna()
+    kinds = refused.str.replace(r":.*", "", regex=True).str.replace(r"^(model|system) \S+ (is not mapped).*", r"\1 \2", regex=True)
+    rows = [Row("Rows read", (_count("s8.rows.read", "Rows read", len(bounds), _BOUNDS_SOURCE),)),
+            Row("Rows understood", (_count("s8.rows.understood", "Rows understood", int(bounds["reason"].isna().sum()), _BOUNDS_SOURCE),))]
+    for index, (kind, count) in enumerate(sorted(kinds.value_counts().items())):
+        rows.append(Row(f"Refused: {kind}", (_count(f"s8.rows.refused.{index}", f"Refused: {kind}", count, _BOUNDS_SOURCE),)))
+    return Block("What was understood", tuple(rows), note="A refused row keeps its reason in tables/derived/serving_bounds.")
+
+
+def _below(bounds: pd.DataFrame) -> Block:
+    below = bounds[bounds["tpot_realization"] > 1]
+    counts = below["diagnosis"].value_counts().sort_index()
+    rows = tuple(Row(f"Below the TPOT bound: {diagnosis}", (_count(f"s8.below.{diagnosis}", f"Points below the TPOT bound, {diagnosis}", count,
+                                                                   f"config/validation.yaml below_bound; {_BOUNDS_SOURCE}"),))
+                 for diagnosis, count in counts.items())
+    return Block("Points measured below their bound, by documented diagnosis", rows,
+                 note="Never dropped: each is listed in tables/derived/serving_bounds with its diagnosis.")
+
+
+def _medians(frame: pd.DataFrame, by: str, title: str, columns: Mapping[str, tuple[str, int]], source: str, stem: str) -> Block:
+    """One row per value of ``by``: the number of rows and the median of each column (a ratio, printed to decimals)."""
+    rows = []
+    for key, group in frame.groupby(by, sort=True):
+        numbers = [_count(f"s8.{stem}.{key}.n", f"{title}, {key}: n", len(group), source)]
+        numbers += [Number(f"s8.{stem}.{key}.{name}", f"{header}, {key}", float(group[name].median()), "ratio",
+                           f"{group[name].median():,.{decimals}f}", "derived", source)
+                    for name, (header, decimals) in columns.items()]
+        rows.append(Row(str(key), tuple(numbers)))
+    return Block(title, tuple(rows), header=by.replace("_", " ").capitalize(),
+                 columns=("n", *(header for header, _ in columns.values())))
+
+
+def validation_section(tables: Mapping[str, pd.DataFrame]) -> Section:
+    """§8 from the validation tables."""
+    bounds = tables["derived/serving_bounds"]
+    fits, claim = tables["derived/serving_gap_fits"], tables["derived/serving_format_claim"]
+    return Section(
+        number=SECTION,
+        title="Validation",
+        intro="Every reported serving measurement (data/reported/, TensorRT-LLM, vLLM and SGLang) held against the "
+        "bounds kvwall derives for its deployment: the bound is derived, the measurement reported, and bound over "
+        "measured is a third, derived number. Tables: tables/derived/serving_*; figures: figures/serving_*.",
+        blocks=(
+            _reading(bounds),
+            wide_block(SECTION, REALIZATION, tables["derived/serving_realization"], {}),
+            _below(bounds),
+            _medians(fits, "backend", "What the gap is made of: medians of the per-group fits",
+                     {"bandwidth_realized": ("1/b over datasheet bandwidth", 2),
+                      "fixed_cost_over_weight_read": ("a over one weight read", 2)},
+                     "kvwall.validation.gap: TPOT = a + b KV per GPU per group; tables/derived/serving_gap_fits.csv", "gap"),
+            _medians(claim, "regime_narrow", "Narrower weights: measured and predicted speedup, by regime after",
+                     {"measured_speedup": ("Median measured speedup", 2), "predicted_speedup": ("Median predicted speedup", 2),
+                      "speedup_realized": ("Median measured over predicted", 2)},
+                     "kvwall.validation.claim: ratio of TPOTs against ratio of step-time bounds; "
+                     "tables/derived/serving_format_claim.csv", "claim"),
+        ),
+    )

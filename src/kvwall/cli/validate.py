@@ -1,0 +1,86 @@
+"""`kvwall validate PATH`: serving measurements in the columns of data/reported/serving-measurements.csv, each held
+against the bounds of its deployment.
+
+Writes one CSV row per input row (the deployment understood, the bounds, the estimate, the realizations, the regime,
+or why the row was not understood) to --output or standard output, and a one-paragraph summary to standard error.
+Every number written is derived; the measurements themselves stay in the input file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.deployment import load_serving_inputs
+from kvwall.inputs.serving import read_serving_measurements
+from kvwall.inputs.validation_map import load_validation_map
+from kvwall.tables.validation import layout_label
+from kvwall.validation.run import Validation, validate
+
+#: The columns written, in order.
+OUTPUT_COLUMNS = (
+    "id", "model", "device", "backend", "mode", "layout", "devices", "weight_format", "kv_format", "in_flight",
+    "running_batch", "decode_context", "tpot_bound_ms", "tpot_estimate_ms", "collectives_ms", "ttft_bound_ms",
+    "tpot_realization", "ttft_realization", "regime", "diagnosis", "reason",
+)
+
+
+def output_frame(validation: Validation, kv_format: str) -> pd.DataFrame:
+    """The rows ``kvwall validate`` writes: derived values only, keyed by the input's id."""
+    points = validation.points
+    frame = points.assign(layout=layout_label(points).where(points["tp"].notna(), None), kv_format=kv_format)
+    for name in ("devices", "in_flight", "running_batch"):
+        frame[name] = frame[name].astype("Int64")
+    return frame[list(OUTPUT_COLUMNS)]
+
+
+def summary(validation: Validation, rows: pd.DataFrame) -> str:
+    """Rows read, understood and refused (with reasons), points below their bound, median realization per engine."""
+    points, understood, rows_read = validation.points, validation.understood, len(rows)
+    reasons = points["reason"].dropna().value_counts()
+    refused = "; ".join(f"{count} {reason}" for reason, count in reasons.items()) or "none"
+    below = understood[understood["tpot_realization"] > 1]
+    diagnosed = int(below["diagnosis"].notna().sum())
+    medians = understood.groupby("backend")["tpot_realization"].median()
+    per_engine = ", ".join(f"{engine} {value:.2f}" for engine, value in medians.items()) or "none"
+    estimate_error = np.median(np.abs(understood["tpot_estimate_ms"] / rows.loc[understood.index, "silicon_tpot_ms"] - 1))
+    return (
+        f"kvwall validate: {rows_read} rows read, {len(understood)} understood, {rows_read - len(understood)} refused "
+        f"({refused}). {len(below)} measured below their TPOT bound ({diagnosed} with a documented diagnosis). "
+        f"Median TPOT bound / measured per engine: {per_engine}. The estimate uses stated assumptions only (no "
+        f"efficiency fitted to these data); its median |estimate / measured - 1| over the understood rows is "
+        f"{estimate_error:.2f}."
+    )
+
+
+def run(args: argparse.Namespace, catalog: Catalog) -> int:
+    config = Path(catalog.files["devices"]).parent
+    rows = read_serving_measurements(args.path)
+    vmap = load_validation_map(config / "validation.yaml", catalog)
+    validation = validate(rows, catalog, vmap, load_serving_inputs(catalog), strict=False)
+    frame = output_frame(validation, vmap.kv_format)
+    if args.output:
+        frame.to_csv(args.output, index=False, lineterminator="\n")
+    else:
+        frame.to_csv(sys.stdout, index=False, lineterminator="\n")
+    print(summary(validation, rows), file=sys.stderr)
+    return 0
+
+
+def register(subparsers, parents: list, catalog_of: Callable[[argparse.Namespace], Catalog]) -> None:
+    """Add `kvwall validate` to the command's subparsers."""
+    p = subparsers.add_parser(
+        "validate", parents=parents, help="hold measured serving points against their derived bounds",
+        description="Read a CSV of measured serving points (the columns of data/reported/serving-measurements.csv, "
+        "described in data/reported/README.md) and write, per row, the deployment understood, the TPOT and TTFT "
+        "bounds, the estimate, bound / measured and the regime, or why the row was not understood.",
+    )
+    p.add_argument("path", metavar="PATH", help="CSV of measurements in the columns of data/reported/serving-measurements.csv")
+    p.add_argument("--output", metavar="FILE", help="write the CSV here (default: standard output)")
+    p.set_defaults(func=lambda args: run(args, catalog_of(args)))

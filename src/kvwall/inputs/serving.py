@@ -1,0 +1,83 @@
+"""Reported serving measurements: a CSV of measured TPOT and TTFT points, read and validated as one document.
+
+Every value is reported (data/reported/README.md: source, licence, columns). A blank cell is None; a number is an int
+where it is whole, so that the schema (serving_measurements.schema.yaml) refuses a layout of 2.5 GPUs. A bad cell
+stops the read with the file, the row (its line number and id) and the column.
+
+Validating every row takes about a second; with a ``stamp_dir`` a file whose bytes (and schema) already passed is not
+validated again, so that the workflow's check before every build stays quick.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from kvwall.inputs.loader import SpecError, schema, validate
+
+#: The largest file read, in bytes (the committed one is under 1 MB).
+MAX_BYTES = 64 * 2**20
+
+
+def _cell(text: str):
+    """A CSV cell as a value: None when blank, an int when whole, a float when a number, else the text."""
+    if text == "":
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(number):
+        return number
+    return int(number) if number.is_integer() and re.fullmatch(r"[+-]?\d+(\.0*)?", text.strip()) else number
+
+
+def _stamp(content: bytes) -> str:
+    """A name for these bytes checked against this schema."""
+    checked = json.dumps(schema("serving_measurements"), sort_keys=True).encode() + content
+    return hashlib.sha256(checked).hexdigest()
+
+
+def read_serving_measurements(path: str | Path, stamp_dir: str | Path | None = None) -> pd.DataFrame:
+    """The rows of ``path`` as a DataFrame (blank cells NaN), after validating every row against the schema."""
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(path, "", "no such file" if not path.exists() else "not a regular file")
+    if path.stat().st_size > MAX_BYTES:
+        raise SpecError(path, "", f"larger than {MAX_BYTES // 2**20} MiB")
+    content = path.read_bytes()
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SpecError(path, "", f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    rows = [{name: _cell(value or "") for name, value in row.items() if name is not None}
+            for row in csv.DictReader(text.splitlines())]
+    stamp = Path(stamp_dir) / _stamp(content) if stamp_dir is not None else None
+    if stamp is None or not stamp.is_file():
+        _validate(rows, path)
+        if stamp is not None:
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.touch()
+    return pd.DataFrame.from_records(rows)
+
+
+def _validate(rows: list[dict], path: Path) -> None:
+    try:
+        validate(rows, "serving_measurements", path)
+    except SpecError as error:
+        where = re.match(r"\[(\d+)\]\.?(.*)", error.key)
+        if where is None:
+            raise
+        index, column = int(where.group(1)), where.group(2)
+        row_id = rows[index].get("id")
+        raise SpecError(path, f"line {index + 2} (id {row_id}): {column or 'row'}", error.reason) from None
+    ids = pd.Series([row["id"] for row in rows])
+    repeated = ids[ids.duplicated()]
+    if not repeated.empty:
+        raise SpecError(path, f"line {int(repeated.index[0]) + 2}: id", f"{repeated.iloc[0]!r} is given twice")

@@ -1,0 +1,104 @@
+"""config/validation.yaml: how reported serving measurements map onto the catalogue, and what the data leaves out.
+
+Every entry is an assumption with its source: which catalogue device a system's GPU is, which catalogue model a
+checkpoint's architecture is, which weight format a GEMM quantization mode stores, the KV format (not recorded; the
+narrowest plausible one, so that a bound stays a bound), and the documented diagnoses of points measured below
+their bound (words only, like the reproduction audit's documented mismatches).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.loader import SpecError, read_yaml, validate
+from kvwall.units import UnitError, dtype_bytes
+
+
+@dataclass(frozen=True)
+class BelowBound:
+    """A documented diagnosis of points measured below their bound: which points (by column value) and why."""
+
+    where: Mapping[str, str]
+    diagnosis: str
+    why: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ValidationMap:
+    """The assumptions that turn a measured serving row into a deployment of the catalogue."""
+
+    file: str
+    devices: Mapping[str, str]  # system -> device id
+    models: Mapping[str, str]  # model_path -> model id
+    blank_weight_format: str
+    weight_formats: Mapping[str, str]  # gemm_quant_mode -> weight format
+    compute_precision: Mapping[str, str]  # weight format -> precision of the dense rate its GEMMs run at
+    kv_format: str
+    tokens_per_step: int
+    below_bound: tuple[BelowBound, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
+
+
+def _format(name: str, file: Path, key: str) -> str:
+    try:
+        dtype_bytes(name)
+    except UnitError as error:
+        raise SpecError(file, key, str(error)) from None
+    return name
+
+
+def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
+    """Read and check ``path``: every device, model, format and source it names must exist."""
+    path = Path(path)
+    document = read_yaml(path)
+    validate(document, "validation", path)
+    sources = document["sources"]
+
+    def source(node: Mapping, key: str) -> str:
+        if node["source"] not in sources:
+            raise SpecError(path, f"{key}.source", f"source {node['source']!r} is not listed under 'sources'")
+        return sources[node["source"]]
+
+    for system, node in document["systems"].items():
+        source(node, f"systems.{system}")
+        if node["device"] not in catalog.devices:
+            raise SpecError(path, f"systems.{system}.device", f"device {node['device']!r} is not in the catalogue")
+    for model_path, node in document["models"].items():
+        source(node, f"models.{model_path}")
+        if node["model"] not in catalog.models:
+            raise SpecError(path, f"models.{model_path}.model", f"model {node['model']!r} is not in the catalogue")
+    formats = document["weight_formats"]
+    source(formats, "weight_formats")
+    below = []
+    for index, node in enumerate(document.get("below_bound", ())):
+        key = f"below_bound[{index}]"
+        source(node, key)
+        where = node["where"]
+        if "model" in where and where["model"] not in catalog.models:
+            raise SpecError(path, f"{key}.where.model", f"model {where['model']!r} is not in the catalogue")
+        if "device" in where and where["device"] not in catalog.devices:
+            raise SpecError(path, f"{key}.where.device", f"device {where['device']!r} is not in the catalogue")
+        below.append(BelowBound(MappingProxyType(dict(where)), node["diagnosis"], node.get("why", ""), sources[node["source"]]))
+    precision = document["compute_precision"]
+    source(precision, "compute_precision")
+    for name in sorted({*formats["modes"].values(), formats["blank"]} - set(precision["formats"])):
+        raise SpecError(path, "compute_precision.formats", f"weight format {name!r} has no compute precision")
+    source(document["kv_format"], "kv_format")
+    source(document["tokens_per_step"], "tokens_per_step")
+    return ValidationMap(
+        file=str(path),
+        devices=MappingProxyType({s: n["device"] for s, n in document["systems"].items()}),
+        models=MappingProxyType({p: n["model"] for p, n in document["models"].items()}),
+        blank_weight_format=_format(formats["blank"], path, "weight_formats.blank"),
+        weight_formats=MappingProxyType({m: _format(f, path, f"weight_formats.modes.{m}") for m, f in formats["modes"].items()}),
+        compute_precision=MappingProxyType(dict(precision["formats"])),
+        kv_format=_format(document["kv_format"]["value"], path, "kv_format.value"),
+        tokens_per_step=int(document["tokens_per_step"]["value"]),
+        below_bound=tuple(below),
+        sources=MappingProxyType(dict(sources)),
+    )

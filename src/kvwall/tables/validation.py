@@ -1,0 +1,201 @@
+"""The validation tables: reported serving measurements as read, and what kvwall derives against them.
+
+- tables/reported/serving_measurements: every row as read (reported TPOT and TTFT);
+- tables/derived/serving_bounds: per row, the deployment understood, its bounds and estimate, the realizations,
+  the regime and, for a point below its bound, its documented diagnosis; a refused row with its reason;
+- tables/derived/serving_realization: median realization per engine and system;
+- tables/derived/serving_gap_fits: the two-term fit t = a + b KV per group of points (kvwall.validation.gap);
+- tables/derived/serving_format_claim: measured against predicted speedup of a narrower weight format
+  (kvwall.validation.claim).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kvwall.render import Column, Table
+
+_SOURCE = "ai-dynamo/aiconfigurator silicon_sample.csv @095f58a51 (Apache-2.0), data/reported/serving-measurements.csv"
+
+
+def _records(frame: pd.DataFrame, columns: tuple[Column, ...]) -> tuple[dict, ...]:
+    names = [c.name for c in columns]
+    return tuple({k: (None if pd.isna(v) else v) for k, v in row.items()} for row in frame[names].to_dict("records"))
+
+
+def layout_label(points: pd.DataFrame) -> pd.Series:
+    """TP4 PP1 DP1 EP4: the decode engine's layout as one label ('' where the row was refused before it)."""
+    sizes = points[["tp", "pp", "dp", "moe_ep"]].astype("Int64").astype(str)
+    return "TP" + sizes["tp"] + " PP" + sizes["pp"] + " DP" + sizes["dp"] + " EP" + sizes["moe_ep"]
+
+
+_MEASURED = (
+    Column("id", "Id"),
+    Column("model_path", "Model"),
+    Column("system", "System"),
+    Column("backend", "Engine"),
+    Column("precision", "Precision"),
+    Column("mode", "Mode"),
+    Column("isl", "ISL", None, "int"),
+    Column("osl", "OSL", None, "int"),
+    Column("batch_size", "Concurrency", None, "int"),
+    Column("silicon_tpot_ms", "TPOT (ms)", "reported", "fixed3", "ms"),
+    Column("silicon_ttft_ms", "TTFT (ms)", "reported", "fixed1", "ms"),
+)
+
+
+def measurements(rows: pd.DataFrame) -> Table:
+    """Every serving measurement as read: its keys and the two reported times."""
+    return Table(
+        id="serving_measurements",
+        title="Serving measurements as reported",
+        caption="Measured mean time per output token (TPOT) and to first token (TTFT) of TensorRT-LLM, vLLM and "
+        "SGLang, one row per measurement; Concurrency is the agg engine's requests in flight (blank for disagg rows, "
+        "whose decode side is described by the decode_* columns of the data).",
+        columns=_MEASURED,
+        rows=_records(rows, _MEASURED),
+        sources=(_SOURCE,),
+    )
+
+
+_BOUNDS = (
+    Column("id", "Id"),
+    Column("model", "Model"),
+    Column("device", "Device"),
+    Column("backend", "Engine"),
+    Column("mode", "Mode"),
+    Column("layout", "Decode layout"),
+    Column("weight_format", "Weights"),
+    Column("in_flight", "In flight", None, "int"),
+    Column("running_batch", "Running batch", "derived", "int", "count"),
+    Column("tpot_bound_ms", "TPOT bound (ms)", "derived", "fixed3", "ms"),
+    Column("tpot_estimate_ms", "TPOT estimate (ms)", "derived", "fixed3", "ms"),
+    Column("ttft_bound_ms", "TTFT bound (ms)", "derived", "fixed2", "ms"),
+    Column("tpot_realization", "TPOT bound / measured", "derived", "fixed3", "ratio"),
+    Column("ttft_realization", "TTFT bound / measured", "derived", "fixed3", "ratio"),
+    Column("regime", "Regime", "derived"),
+    Column("diagnosis", "Below its bound because", "derived"),
+    Column("reason", "Not understood because", "derived"),
+)
+
+
+def bounds(points: pd.DataFrame) -> Table:
+    """Per measured point: the deployment understood, the bounds, the estimate, realizations and regime."""
+    frame = points.assign(layout=layout_label(points).where(points["tp"].notna(), None))
+    return Table(
+        id="serving_bounds",
+        title="Serving measurements against their derived bounds",
+        caption="Per measured point, on one GPU of its decode engine: the batch that runs (requests in flight, or "
+        "fewer where fewer fit beside the weights), the TPOT lower bound max(bytes / HBM bandwidth, FLOPs / dense "
+        "peak) at the mean decode context, the estimate with collectives and the stated bandwidth efficiency, the "
+        "TTFT lower bound of one request, and bound / measured (above 1: measured below the bound, with its "
+        "documented diagnosis). A row that kvwall cannot map says why.",
+        columns=_BOUNDS,
+        rows=_records(frame, _BOUNDS),
+        sources=(_SOURCE, "config/validation.yaml"),
+    )
+
+
+_REALIZATION = (
+    Column("backend", "Engine"),
+    Column("device", "Device"),
+    Column("points", "Points", "derived", "int", "count"),
+    Column("below_bound", "Below bound", "derived", "int", "count"),
+    Column("median_tpot_realization", "Median TPOT bound / measured", "derived", "fixed3", "ratio"),
+    Column("median_ttft_realization", "Median TTFT bound / measured", "derived", "fixed3", "ratio"),
+)
+
+
+def realization_summary(points: pd.DataFrame) -> pd.DataFrame:
+    """Points, points below their bound and median realizations per engine and device (understood points)."""
+    understood = points[points["reason"].isna()]
+    grouped = understood.groupby(["backend", "device"], sort=True)
+    return pd.DataFrame(
+        {
+            "points": grouped.size(),
+            "below_bound": grouped["tpot_realization"].apply(lambda r: int((r > 1).sum())),
+            "median_tpot_realization": grouped["tpot_realization"].median(),
+            "median_ttft_realization": grouped["ttft_realization"].median(),
+        }
+    ).reset_index()
+
+
+def realization(points: pd.DataFrame) -> Table:
+    """The median realization of the TPOT and TTFT bounds per engine and device."""
+    return Table(
+        id="serving_realization",
+        title="How close engines come to the hardware's bound",
+        caption="Per engine and device, over the understood points: how many, how many measured below their TPOT "
+        "bound (each with a documented diagnosis), and the median of bound / measured for TPOT and TTFT (1 is "
+        "the hardware's limit).",
+        columns=_REALIZATION,
+        rows=_records(realization_summary(points), _REALIZATION),
+        sources=(_SOURCE,),
+    )
+
+
+_FITS = (
+    Column("model", "Model"),
+    Column("device", "Device"),
+    Column("backend", "Engine"),
+    Column("weight_format", "Weights"),
+    Column("mode", "Mode"),
+    Column("layout", "Decode layout"),
+    Column("isl", "ISL", None, "int"),
+    Column("osl", "OSL", None, "int"),
+    Column("points", "n", "derived", "int", "count"),
+    Column("fixed_cost_ms", "a (ms)", "derived", "fixed3", "ms"),
+    Column("kv_slope_ms_per_gb", "b (ms per GB of KV per GPU)", "derived", "fixed3", "ms/GB"),
+    Column("r_squared", "R²", "derived", "fixed3", "ratio"),
+    Column("effective_kv_bandwidth_gb_s", "1/b (GB/s)", "derived", "int", "GB/s"),
+    Column("bandwidth_realized", "1/b over datasheet", "derived", "fixed2", "ratio"),
+    Column("weight_read_ms", "Weight read (ms)", "derived", "fixed3", "ms"),
+    Column("fixed_cost_over_weight_read", "a over weight read", "derived", "fixed2", "ratio"),
+)
+
+
+def gap_fits(fits: pd.DataFrame) -> Table:
+    """The two-term fit per group of points that differ only in concurrency."""
+    frame = fits.assign(layout=layout_label(fits)) if not fits.empty else fits.assign(layout=None)
+    return Table(
+        id="serving_gap_fits",
+        title="What the gap is made of: TPOT = a + b x KV per GPU",
+        caption="For each group of measured points that differ only in concurrency, the least-squares fit of "
+        "measured TPOT against the KV bytes one GPU reads per step: 1/b is the engine's effective KV bandwidth, "
+        "beside the datasheet's; a is its fixed cost per step, beside the time one GPU needs to read its weights.",
+        columns=_FITS,
+        rows=_records(frame, _FITS) if not frame.empty else (),
+        sources=(_SOURCE,),
+    )
+
+
+_CLAIM = (
+    Column("model", "Model"),
+    Column("device", "Device"),
+    Column("backend", "Engine"),
+    Column("mode", "Mode"),
+    Column("isl", "ISL", None, "int"),
+    Column("osl", "OSL", None, "int"),
+    Column("in_flight", "In flight", None, "int"),
+    Column("weight_format_wide", "From"),
+    Column("weight_format_narrow", "To"),
+    Column("measured_speedup", "Measured speedup", "derived", "fixed2", "×"),
+    Column("predicted_speedup", "Predicted speedup", "derived", "fixed2", "×"),
+    Column("speedup_realized", "Measured over predicted", "derived", "fixed2", "ratio"),
+    Column("regime_wide", "Regime before", "derived"),
+    Column("regime_narrow", "Regime after", "derived"),
+)
+
+
+def format_claim(pairs: pd.DataFrame) -> Table:
+    """Measured against predicted speedup of a narrower weight format, with the regime of each point."""
+    return Table(
+        id="serving_format_claim",
+        title="The algorithm didn't change, the regime did: narrower weights, measured and predicted",
+        caption="Pairs of measured points that differ only in weight format: the measured speedup (TPOT of the "
+        "wider over TPOT of the narrower) against the speedup the step-time bound predicts (1 where compute binds), "
+        "and the regime of each point.",
+        columns=_CLAIM,
+        rows=_records(pairs, _CLAIM),
+        sources=(_SOURCE,),
+    )

@@ -1,0 +1,126 @@
+"""Every measured serving point held against the bounds of its deployment (derived), never mixed with it (reported).
+
+Per understood row, on one GPU of its decode engine:
+- the TPOT lower bound: the step time max(memory time, compute time) with the datasheet bandwidth and no collectives
+  (kvwall.model.step_time.device_step), for the batch that runs: min(requests in flight, sequences that fit beside
+  the weights, kvwall.model.capacity), at the mean decode context isl + osl / 2 (the step time is linear or convex in
+  context, so the bound of the mean step is at most the mean of the bounds), over the tokens a step emits;
+- the TPOT estimate: the same step with the stated bandwidth efficiency and every collective, no overlap;
+- the TTFT lower bound of one request: max(causal prefill FLOPs of isl tokens over the engine's dense peak, one read
+  of a GPU's weights over its bandwidth) (SoK App. A);
+- realization = bound / measured, for TPOT and TTFT (1 is the hardware's limit; above 1 is below the bound);
+- the regime of the step: capacity-bound where fewer sequences fit than are in flight, else compute-bound where
+  FLOPs take longer than bytes, else KV-bound where a GPU reads more KV than weights, else weight-bound.
+An expert layout MoE-TP x EP inside attention DP is taken as the experts spread over every GPU of the engine (the
+same expert weights per GPU; the estimate prices their exchange as dispatch and combine). A row is refused, with its
+reason, when its model or system is not mapped, its layout does not divide, or its weights do not fit; it is never
+dropped silently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.deployment import Deployment, DeploymentError, ServingInputs, checked_deployment
+from kvwall.inputs.validation_map import ValidationMap
+from kvwall.model.capacity import running_batch, sequences_that_fit
+from kvwall.model.sharding import resident_weight_bytes_per_device
+from kvwall.model.step_time import device_step
+from kvwall.model.workloads import prefill_flops
+from kvwall.units import MS
+from kvwall.validation.layout import decode_engines
+
+CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND, WEIGHT_BOUND = "capacity-bound", "compute-bound", "kv-bound", "weight-bound"
+
+
+def _peak(device, precision: str) -> float:
+    """The dense rate at ``precision``; where the device lists none, its fastest listed rate (a bound stays a bound)."""
+    return device.dense_flops.get(precision, max(device.dense_flops.values()))
+
+
+def _mapped(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap) -> pd.DataFrame:
+    """Model, device and weight format of each row, with a refusal reason where one does not map."""
+    out = pd.DataFrame(index=rows.index)
+    out["model"] = rows["model_path"].map(vmap.models)
+    out["device"] = rows["system"].map(vmap.devices)
+    gemm = rows.get("gemm_quant_mode", pd.Series(None, index=rows.index))
+    out["weight_format"] = gemm.map(vmap.weight_formats).where(gemm.notna(), vmap.blank_weight_format)
+    reason = pd.Series(None, index=rows.index, dtype=object)
+    reason[out["weight_format"].isna()] = "gemm_quant_mode " + gemm.astype(str) + f" is not mapped in {vmap.file}"
+    reason[out["device"].isna()] = "system " + rows["system"].astype(str) + f" is not mapped to a device in {vmap.file}"
+    reason[out["model"].isna()] = "model " + rows["model_path"].astype(str) + f" is not mapped to a model in {vmap.file}"
+    out["reason"] = reason
+    return out
+
+
+def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving: ServingInputs) -> pd.DataFrame:
+    """One row per input row: the deployment understood, bounds, estimate, realizations, regime, or why not."""
+    mapped = _mapped(rows, catalog, vmap)
+    is_moe = mapped["model"].map(lambda m: m in catalog.models and catalog.models[m].moe is not None).astype(bool)
+    engines = decode_engines(rows, is_moe)
+    points = pd.concat([rows[["id", "backend", "mode", "isl", "osl"]], mapped.drop(columns="reason"), engines.drop(columns="reason")], axis=1)
+    points["reason"] = mapped["reason"].fillna(engines["reason"])
+    points["decode_context"] = rows["isl"] + rows["osl"] / 2.0
+    derived = ("fitting", "running_batch", "kv_read_per_device", "weight_read_per_device", "weight_read_ms",
+               "hbm_bandwidth", "tpot_bound_ms", "tpot_estimate_ms", "collectives_ms", "ttft_bound_ms")
+    for name in derived:
+        points[name] = np.nan
+    points["regime"] = None
+    keys = ["model", "device", "weight_format", "devices", "tp", "pp", "dp", "moe_ep"]
+    for key, group in points[points["reason"].isna()].groupby(keys, sort=False):
+        model_id, device_id, weight_format, devices, tp, pp, dp, ep = key
+        model, device = catalog.models[model_id], catalog.devices[device_id]
+        # Under attention DP the routed experts span every GPU of the engine whatever their MoE-TP x EP split (the same
+        # expert weights per GPU); kvwall.inputs.deployment models that as EP over all of them.
+        experts = int(tp) * int(dp) if model.moe is not None and dp > 1 else int(ep)
+        try:
+            deployment = checked_deployment(model, Deployment(int(devices), int(tp), int(pp), experts, int(dp), weight_format, vmap.kv_format))
+        except DeploymentError as error:
+            points.loc[group.index, "reason"] = f"a layout that does not divide: {error.reason}"
+            continue
+        _bound(points, group.index, model, device, deployment, vmap, serving)
+    points.loc[points["reason"].notna(), list(derived)] = np.nan
+    points.loc[points["reason"].notna(), "regime"] = None
+    tpot, ttft = rows["silicon_tpot_ms"], rows["silicon_ttft_ms"]
+    points["tpot_realization"] = points["tpot_bound_ms"] / tpot
+    points["ttft_realization"] = points["ttft_bound_ms"] / ttft
+    return points
+
+
+def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Deployment, vmap: ValidationMap,
+           serving: ServingInputs) -> None:
+    """Fill the derived columns of the rows ``index``, which share one model, device and deployment."""
+    group = points.loc[index]
+    context = group["decode_context"].to_numpy(dtype=float)
+    fitting = sequences_that_fit(model, deployment, context, device.hbm_capacity, serving.usable_memory_fraction)
+    if not np.all(fitting >= 1):
+        points.loc[index[fitting < 1], "reason"] = "the weights leave no room for one sequence's KV on this layout"
+    batch = running_batch(group["in_flight"].to_numpy(dtype=float), np.maximum(fitting, 1.0))
+    precision = vmap.compute_precision[deployment.weight_format]
+    peak = _peak(device, precision)
+    link = serving.link_of(device) if deployment.devices > 1 else None
+    step = device_step(
+        model, deployment, context, batch, device.hbm_bandwidth, peak,
+        link.bandwidth if link else np.inf, serving.collective_latency, serving.activation_bytes,
+        serving.hbm_bandwidth_efficiency,
+    )
+    tokens = vmap.tokens_per_step
+    weights_once = resident_weight_bytes_per_device(model, deployment) / device.hbm_bandwidth
+    prefill = prefill_flops(model, group["isl"].to_numpy(dtype=float)) / (peak * deployment.devices)
+    points.loc[index, "fitting"] = fitting
+    points.loc[index, "running_batch"] = batch
+    points.loc[index, "kv_read_per_device"] = step.kv_bytes
+    points.loc[index, "weight_read_per_device"] = step.weight_bytes
+    points.loc[index, "weight_read_ms"] = weights_once / MS
+    points.loc[index, "hbm_bandwidth"] = device.hbm_bandwidth
+    points.loc[index, "tpot_bound_ms"] = step.bound / tokens / MS
+    points.loc[index, "tpot_estimate_ms"] = step.estimate / tokens / MS
+    points.loc[index, "collectives_ms"] = step.collectives_time / MS
+    points.loc[index, "ttft_bound_ms"] = np.maximum(prefill, weights_once) / MS
+    points.loc[index, "regime"] = np.select(
+        [batch < group["in_flight"].to_numpy(dtype=float), step.compute_bound, step.kv_bytes >= step.weight_bytes],
+        [CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND],
+        WEIGHT_BOUND,
+    )

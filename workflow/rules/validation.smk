@@ -1,0 +1,75 @@
+# Validation: every reported serving measurement (data/reported/) held against the bounds of its deployment.
+from kvwall.cli.front_door import SERVING_MEASUREMENTS, VALIDATION_FILE
+
+VALIDATION_MAP = f"{config['config_dir']}/{VALIDATION_FILE}"
+VALIDATION_TABLES = {
+    "measurements": "reported/serving_measurements",
+    "bounds": "derived/serving_bounds",
+    "realization": "derived/serving_realization",
+    "fits": "derived/serving_gap_fits",
+    "claim": "derived/serving_format_claim",
+}
+VALIDATION_ARTIFACTS = expand(
+    "tables/{table}.{ext}", table=VALIDATION_TABLES.values(), ext=("csv", "md", "tex")
+)
+
+
+rule validation_tables:
+    input:
+        SPEC_INPUTS,
+        measurements=SERVING_MEASUREMENTS,
+        validation=VALIDATION_MAP,
+        code=kvwall_code("workflow/scripts/validation_tables.py"),
+    output:
+        **{
+            name: expand(f"tables/{table}.{{ext}}", ext=("csv", "md", "tex"))
+            for name, table in VALIDATION_TABLES.items()
+        },
+    log:
+        "logs/validation/tables.log",
+    conda:
+        "../envs/kvwall.yaml"
+    params:
+        stamps=CHECKED_STAMPS,
+    script:
+        "../scripts/validation_tables.py"
+
+
+from kvwall.figures.serving import SERVING_FIGURES
+
+VALIDATION_ARTIFACTS += expand(
+    "figures/{figure}.{ext}", figure=SERVING_FIGURES, ext=("svg", "pdf", "png")
+)
+
+for serving_figure, serving_module in SERVING_FIGURES.items():
+
+    rule:
+        name:
+            f"figure_{serving_figure}"
+        input:
+            SPEC_INPUTS,
+            "matplotlibrc",
+            measurements=SERVING_MEASUREMENTS,
+            validation=VALIDATION_MAP,
+            code=kvwall_code(
+                "workflow/scripts/validation_figure.py",
+                f"kvwall.figures.serving.{serving_module}",
+            ),
+        output:
+            svg=report(
+                f"figures/{serving_figure}.svg",
+                caption=f"../report/{serving_figure}.rst",
+                category="Validation",
+                labels={"figure": serving_figure, "evidence": "derived, reported"},
+            ),
+            pdf=f"figures/{serving_figure}.pdf",
+            png=f"figures/{serving_figure}.png",
+        log:
+            f"logs/validation/{serving_figure}.log",
+        conda:
+            "../envs/kvwall.yaml"
+        params:
+            module=f"kvwall.figures.serving.{serving_module}",
+            stamps=CHECKED_STAMPS,
+        script:
+            "../scripts/validation_figure.py"
