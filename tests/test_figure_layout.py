@@ -177,3 +177,27 @@ def test_adding_a_model_and_a_device_changes_no_other_colour(today, grown):
     before, after = roof_colors(today), roof_colors(grown)
     assert len(before) == 4 and all(after[gid] == color for gid, color in before.items())
     assert set(after) - set(before) == {"roof h20"}
+
+
+@pytest.fixture(scope="module")
+def serving_figures():
+    """The validation figures, drawn as the workflow draws them from the reported serving measurements."""
+    from importlib import import_module
+
+    from kvwall.figures.serving import SERVING_FIGURES
+    from kvwall.inputs.deployment import load_serving_inputs
+    from kvwall.inputs.serving import read_serving_measurements
+    from kvwall.inputs.validation_map import load_validation_map
+    from kvwall.validation.run import validate
+
+    catalog = load_catalog(ROOT / "config")
+    rows = read_serving_measurements(ROOT / "data" / "reported" / "serving-measurements.csv")
+    result = validate(rows, catalog, load_validation_map(ROOT / "config" / "validation.yaml", catalog),
+                      load_serving_inputs(catalog))
+    return {name: import_module(f"kvwall.figures.serving.{module}").draw(result, rows)
+            for name, module in SERVING_FIGURES.items()}
+
+
+def test_no_label_collides_in_the_validation_figures(serving_figures):
+    assert {name: collisions(figure) for name, figure in serving_figures.items()} == {
+        name: [] for name in serving_figures}

@@ -237,3 +237,27 @@ def test_every_row_is_bounded_or_refused_with_a_reason(validated):
 def test_no_point_below_its_bound_goes_without_a_diagnosis(validated):
     below = validated.understood[validated.understood["tpot_realization"] > 1]
     assert not below.empty and below["diagnosis"].notna().all()
+
+
+def test_kvwall_validate_writes_derived_columns_and_a_summary(root, tmp_path, capsys):
+    from kvwall.cli.main import main
+
+    out = tmp_path / "bounds.csv"
+    assert main(["validate", str(root / DATA), "--output", str(out), "--config", str(root / "config")]) == 0
+    written = pd.read_csv(out)
+    for column in ("id", "tpot_bound_ms", "tpot_estimate_ms", "ttft_bound_ms", "tpot_realization",
+                   "ttft_realization", "regime", "running_batch", "reason"):
+        assert column in written.columns
+    assert "silicon_tpot_ms" not in written.columns  # the measurements stay in the input: derived values only
+    assert len(written) == 4185
+    summary = capsys.readouterr().err
+    assert summary.startswith("kvwall validate: 4185 rows read, ") and "measured below their TPOT bound" in summary
+    assert "Median TPOT bound / measured per engine: sglang" in summary
+
+
+def test_kvwall_validate_names_the_line_and_column_of_a_bad_cell(root, tmp_path, capsys):
+    from kvwall.cli.main import main
+
+    bad = _write(tmp_path, GOOD.replace(",h100_sxm,", ",h100 sxm,"))
+    assert main(["validate", str(bad), "--config", str(root / "config")]) == 2
+    assert "line 2 (id a_c8_x): system" in capsys.readouterr().err

@@ -25,6 +25,7 @@ FIGURE_ORDER = (
     ("deployment_regimes", "Regimes per device of a deployment"),
     ("serving_tpot_against_bound", "Validation: measured TPOT against the bound"),
     ("serving_realization", "Validation: bound over measured per engine and device"),
+    ("serving_gap_fits", "Validation: what the gap is made of"),
     ("serving_format_claim", "Validation: narrower weights, measured and predicted"),
 )
 #: The audit notebooks, in order, with their titles.

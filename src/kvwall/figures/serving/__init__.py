@@ -7,5 +7,6 @@ Each module draws one figure from a kvwall.validation.run.Validation and the row
 SERVING_FIGURES = {
     "serving_tpot_against_bound": "tpot_against_bound",
     "serving_realization": "realization",
+    "serving_gap_fits": "gap",
     "serving_format_claim": "format_claim",
 }
