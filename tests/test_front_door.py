@@ -293,3 +293,28 @@ def test_a_killed_build_recovers_on_a_plain_rerun(tmp_path):
     assert "kvwall: removed the lock of a build that was killed (.snakemake/locks)" in rerun.stderr.splitlines()
     after = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
     assert after == before
+
+
+def test_a_copy_buffer_larger_than_memory_can_hold_is_refused(tmp_path):
+    from kvwall.inputs.loader import SpecError, load_catalog
+    from kvwall.measure.config import load_measure_config
+
+    config = tmp_path / "config"
+    shutil.copytree(REPO / "config", config)
+    path = config / "measure.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "copy_buffer: {value: 512, unit: MiB" in text
+    path.write_text(text.replace("copy_buffer: {value: 512, unit: MiB", "copy_buffer: {value: 1, unit: TB", 1), encoding="utf-8")
+    with pytest.raises(SpecError) as error:
+        load_measure_config(path, load_catalog(config))
+    assert error.value.key.endswith("copy_buffer.value") and "16 GiB" in error.value.reason
+
+
+def test_a_measured_record_is_read_by_the_hardened_reader(tmp_path):
+    from kvwall.inputs.loader import SpecError
+    from kvwall.measure.record import read_record
+
+    fifo = tmp_path / "record.json"
+    os.mkfifo(fifo)
+    with pytest.raises(SpecError, match="not a regular file"):
+        read_record(fifo)

@@ -8,13 +8,16 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.loader import SpecError, read_yaml, validate
+from kvwall.inputs.loader import SpecError, checked_base, read_yaml, validate
 from kvwall.inputs.specs import FullAttention, Model
-from kvwall.units import UnitError, to_base
+from kvwall.units import GiB
 
 #: Sweep modes: the full grid for a committed record, and a grid small enough for CI.
 MODES = ("full", "quick")
 
+
+#: The largest copy buffer a run allocates (twice: source and destination), in bytes.
+LARGEST_COPY_BUFFER = 16 * GiB
 
 @dataclass(frozen=True)
 class Sweep:
@@ -58,10 +61,10 @@ class MeasureConfig:
 
 
 def _sweep(node: Mapping, file: str, key: str, model: Model, tile_tokens: int, block_size: int) -> Sweep:
-    try:
-        copy_bytes = to_base(node["copy_buffer"]["value"], node["copy_buffer"]["unit"], "bytes")
-    except UnitError as err:
-        raise SpecError(file, f"{key}.copy_buffer.unit", str(err)) from None
+    copy_bytes = checked_base(node["copy_buffer"]["value"], node["copy_buffer"]["unit"], "bytes", file, f"{key}.copy_buffer")
+    if copy_bytes > LARGEST_COPY_BUFFER:
+        raise SpecError(file, f"{key}.copy_buffer.value", f"{node['copy_buffer']['value']} {node['copy_buffer']['unit']} is "
+                        f"more than the {LARGEST_COPY_BUFFER / GiB:g} GiB a copy buffer may take (two are allocated)")
     if node["layers"] > model.n_layers:
         raise SpecError(file, f"{key}.layers", f"{model.id} has {model.n_layers} layers (got {node['layers']})")
     for i, context in enumerate(node["contexts"]):

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Iterable
 
 from kvwall.inputs.loader import SpecError, validate
+from kvwall.inputs.reader import read_json
 from kvwall.measure.fingerprint import platform_slug
 
 #: Where committed records live; the default build renders every record here.
@@ -44,13 +45,8 @@ def write_record(record: dict, path: str | Path) -> Path:
 
 
 def read_record(path: str | Path) -> dict:
-    """One record, validated."""
-    try:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpecError(path, "", "file not found") from None
-    except json.JSONDecodeError as err:
-        raise SpecError(path, f"line {err.lineno}", f"not valid JSON: {err.msg}") from None
+    """One record, read by kvwall.inputs.reader and validated."""
+    record = read_json(path)  # the hardened reader: regular files under its size limit, strict JSON
     validate(record, "measured_record", str(path))
     return record
 
