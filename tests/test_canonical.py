@@ -11,7 +11,7 @@ from kvwall.canonical.document import AuditEntry, Block, Number, Row, numbers_by
 from kvwall.canonical.build import build_document, load_inputs, table_paths
 from kvwall.figures.style import save
 from kvwall.figures.tier import four_constraints, timeline
-from kvwall.inputs.specs import EVIDENCE_CLASSES
+from kvwall.inputs.specs import EVIDENCE_CLASSES, LatentAttention
 from kvwall.tier.economics import block_bytes, move_time
 from kvwall.tier.constraints import ingress
 
@@ -237,3 +237,23 @@ def test_timeline_shows_every_transfer_of_the_figure_scenario(inputs):
     titles = [axis.get_title(loc="left") for axis in figure.axes]
     assert "sustainability holds" in titles[1] and "hiding fails" in titles[1]
     assert np.all(["GB/s" in t for t in titles])
+
+
+def _rows_of(numbers, model_ids):
+    return {i: n["source"] for i, n in numbers.items() if set(i.split(".")) & model_ids}
+
+
+def test_every_row_of_an_mla_model_names_the_latent_form(catalog, numbers):
+    mla = {m.id for m in catalog.models.values() if isinstance(m.attention, LatentAttention)}
+    rows = _rows_of(numbers, mla)
+    kv_rows = {i: s for i, s in rows.items() if i.startswith(("s2.kv.", "s3.capacity-crossover."))}
+    assert {"s2.kv.deepseek-v2.kv_bytes_per_token", "s3.capacity-crossover.deepseek-v2.b200"} <= kv_rows.keys()
+    assert all("L (d_c + d_r) w_kv" in s for s in kv_rows.values())
+    assert not [i for i, s in rows.items() if "n_kv" in s]  # no dense-GQA form on any row of an MLA model
+
+
+def test_rows_of_a_window_model_hold_min_s_w(catalog, numbers):
+    window = {m.id for m in catalog.models.values() if m.attention.has_window}
+    kv_rows = {i: s for i, s in _rows_of(numbers, window).items() if i.startswith(("s2.kv.", "s3.capacity-crossover."))}
+    assert "s3.capacity-crossover.gemma-3-27b.h100-sxm" in kv_rows
+    assert all("L_window min(s, W)" in s for s in kv_rows.values())

@@ -121,6 +121,21 @@ def test_the_comparison_matrix_derives_another_model_without_comparing_and_refus
                                    parameters={"config_dir": "config", "tables_dir": "tables", "model": "gemma-3-27b"})
 
 
+def test_an_mla_moe_model_is_written_out_in_its_own_terms(tmp_path):
+    parameters = {"config_dir": "config", "tables_dir": "tables", "model": "deepseek-v2", "device": "h100-sxm"}
+    footprint, regimes = tmp_path / "footprint.ipynb", tmp_path / "regimes.ipynb"
+    papermill.execute_notebook(str(FOOTPRINT), str(footprint), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+                               parameters=parameters)
+    papermill.execute_notebook(str(REGIMES), str(regimes), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+                               parameters=parameters)
+    assert "s*(32) = W(b) / (b · KV per token)" in outputs_text(load(footprint))
+    assert ("AI = SoK section 3.1: b (2P_active + 4 L n_q d_h s) / (W(b) + b L (d_c + d_r) s w_kv)"
+            in outputs_text(load(regimes)))
+    with pytest.raises(papermill.PapermillExecutionError, match=r"caches SoK Eq. 1, Table 1 \(MLA\): L \(d_c \+ d_r\) w_kv"):
+        papermill.execute_notebook(str(MATRIX), str(tmp_path / "matrix.ipynb"), kernel_name="python3", cwd=str(ROOT),
+                                   progress_bar=False, parameters=parameters)
+
+
 def test_a_committed_table_that_disagrees_fails_the_notebook(tmp_path):
     tables = tmp_path / "tables"
     shutil.copytree(ROOT / "tables" / "derived", tables / "derived")

@@ -16,6 +16,7 @@ from kvwall.units import in_unit
 from kvwall.canonical.measured import as_reported
 from kvwall.canonical.tiers import FITS, slope_comparison
 from kvwall.inputs.catalog import Catalog
+from kvwall.model.equations import kv_equation
 from kvwall.model.footprint import kv_bytes_per_token
 from kvwall.inputs.reported import Reported
 from kvwall.tier.economics import block_bytes, linear_regenerate_time, move_time
@@ -136,7 +137,7 @@ def slope_audit(reported: dict[str, Reported], catalog: Catalog) -> list[AuditEn
     per_token = kv_bytes_per_token(model, a.kv_bytes_per_element)
     entries.append(_compare(
         "qwen-kv-per-token", "Qwen2.5-7B KV bytes per token", r["qwen2.5-7b.kv-per-token"], per_token,
-        f"Eq. 1: 2 L n_kv d_h w_kv; {catalog.files['models']} models.qwen2.5-7b", "From the model's published config."))
+        f"{kv_equation(model)}; {catalog.files['models']} models.qwen2.5-7b", "From the model's published config."))
     entries.append(_compare(
         "qwen-weights", "Qwen2.5-7B weight bytes", r["qwen2.5-7b.weights"], stored_weight_bytes(model, a.weight_bytes_per_param),
         f"P w_p; {catalog.files['models']} models.qwen2.5-7b.params_nominal", "Nominal parameter count at fp16's bytes per parameter."))

@@ -7,10 +7,12 @@ These numbers are read from the derived tables by column name, never re-typed: e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from kvwall.canonical.document import Block, Number, Row, Section, label
 from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.specs import Model
+from kvwall.model.equations import ceiling_equation, crossover_equation, for_model, kv_equation, step_kv_formula
 from kvwall.model.footprint import kv_bytes
 from kvwall.formats import format_value
 
@@ -32,7 +34,8 @@ class Column:
 @dataclass(frozen=True)
 class WideTable:
     """A derived table shown row by row. ``key`` (number ids), ``row_label`` and ``inputs`` (the spec keys) are
-    formatted with the row's fields, its context as the paper names it, and the spec files."""
+    formatted with the row's fields, its context as the paper names it, and the spec files; ``in_model_terms``
+    rewrites the dense-GQA ``equation`` for the model of each row (kvwall.model.equations)."""
 
     artifact: str
     title: str
@@ -43,6 +46,7 @@ class WideTable:
     equation: str
     inputs: str
     note: str = ""
+    in_model_terms: Callable[[Model, str], str] | None = None
 
 
 #: Every table the document reads, by artifact path under tables/ (without suffix).
@@ -78,6 +82,7 @@ TRAFFIC_CROSSOVER = WideTable(
     "s*(b) = P w_p / (b · 2 L n_kv d_h w_kv) (SoK §3.4)",
     "{models} models.{model_id}; {assumptions} weight_dtype, kv_dtype",
     note="Above s*(b) the KV bytes read per step exceed the weight bytes.",
+    in_model_terms=crossover_equation,
 )
 REGIMES = WideTable(
     "derived/table6_workloads", "Regimes of the workloads W1-W4 (SoK Table 6)", "{workload_id}", "{workload_id}", "Workload",
@@ -106,6 +111,7 @@ PLACEMENT = WideTable(
      Column("token_rate_ceiling", "R_inf", "tokens/s", "mega1", " tokens/s")),
     "R_inf = β_eff / (2 L n_kv d_h w_kv) (SoK §3.3)",
     "{devices} devices.{device_id}; evaluation model ({workloads} evaluation)",
+    in_model_terms=ceiling_equation,
 )
 SPEEDUPS = WideTable(
     "derived/table7_speedups", "Derived decode speedups (SoK Table 7)", "{technique_id}", "{method}", "Method",
@@ -118,8 +124,9 @@ SPEEDUPS = WideTable(
 )
 
 
-def _source(table: WideTable, row: Mapping, files: Mapping[str, str]) -> str:
-    return f"{table.equation}; {table.inputs.format(**row, **files)}; tables/{table.artifact}.csv"
+def _source(table: WideTable, row: Mapping, files: Mapping[str, str], model: Model | None) -> str:
+    equation = table.equation if table.in_model_terms is None else table.in_model_terms(model, table.equation)
+    return f"{equation}; {table.inputs.format(**row, **files)}; tables/{table.artifact}.csv"
 
 
 def _cell(number_id: str, quantity: str, value, column: Column, evidence: str, source: str) -> Number:
@@ -133,14 +140,16 @@ def _context_label(value: float) -> str:
     return format_value(value, "context")
 
 
-def wide_block(section: int, table: WideTable, frame: pd.DataFrame, files: Mapping[str, str]) -> Block:
-    """One row per CSV row, one number per listed column, all derived from the same source."""
+def wide_block(section: int, table: WideTable, frame: pd.DataFrame, files: Mapping[str, str],
+               model_of: Callable[[Mapping], Model] | None = None) -> Block:
+    """One row per CSV row, one number per listed column, all derived from the same source; ``model_of`` gives the
+    model of a row where the table's equation is written in the model's terms."""
     stem = table.artifact.split("/")[1]
     rows = []
     for record in frame.to_dict("records"):
         fields = {**record, "context_label": _context_label(record["context"])} if "context" in record else record
         name, key = table.row_label.format(**fields), table.key.format(**fields)
-        source = _source(table, record, files)
+        source = _source(table, record, files, model_of(record) if model_of else None)
         rows.append(Row(name, tuple(
             _cell(f"s{section}.{stem}.{key}.{c.name}", f"{c.header}, {name}", record[c.name], c, "derived", source)
             for c in table.columns)))
@@ -170,9 +179,9 @@ def _kv_footprints(catalog: Catalog, frame: pd.DataFrame) -> Block:
         values = {"kv_bytes_per_token": record["kv_bytes_per_token"],
                   **{f"kv_{context:.0f}": float(kv_bytes(model, context, catalog.assumptions.kv_bytes_per_element))
                      for context in contexts}}
-        times = "times s (window layers: min(s, W))" if model.attention.has_window else "times s"
-        source = (f"Eq. 1: 2 L n_kv d_h w_kv (MLA: L (d_c + d_r) w_kv), {times}; {files['models']} models.{record['model_id']}; "
-                  f"{files['assumptions']} kv_dtype; {files['techniques']} configurations.contexts; tables/derived/table1_kv_per_token.csv")
+        source = (f"{kv_equation(model)}; per sequence {for_model(model, step_kv_formula(model))} at b = 1; {files['models']} "
+                  f"models.{record['model_id']}; {files['assumptions']} kv_dtype; {files['techniques']} "
+                  "configurations.contexts; tables/derived/table1_kv_per_token.csv")
         rows.append(Row(record["model"], tuple(
             _cell(f"s2.kv.{record['model_id']}.{c.name}", f"{c.header}, {record['model']}", values[c.name], c, "derived", source)
             for c in columns)))
@@ -222,8 +231,8 @@ def _capacity_crossovers(catalog: Catalog, frame: pd.DataFrame) -> Block:
     rows = []
     for model_id in models:
         name = cells[(model_id, devices[0])]["model"]
-        window = ", solved with window layers capped at W" if catalog.models[model_id].attention.has_window else ""
-        source = (f"s_cap = (HBM - P w_p) / (2 L n_kv d_h w_kv) at b = 1 (SoK §3.4){window}; {catalog.files['models']} models.{model_id}; "
+        equation = crossover_equation(catalog.models[model_id], "s_cap = (HBM - P w_p) / (2 L n_kv d_h w_kv) at b = 1 (SoK §3.4)")
+        source = (f"{equation}; {catalog.files['models']} models.{model_id}; "
                   f"{catalog.files['devices']} hbm_capacity; {catalog.files['assumptions']} weight_dtype, kv_dtype; "
                   "tables/derived/capacity_crossover.csv")
         rows.append(Row(name, tuple(
@@ -273,11 +282,12 @@ def crossover_section(catalog: Catalog, tables: Mapping[str, pd.DataFrame]) -> S
         blocks=(
             wide_block(3, RIDGE, tables[RIDGE.artifact], files),
             in_text_block(3, "Arithmetic-intensity limits (SoK §1.1, §3.2)", "derived/intensity_limits", tables["derived/intensity_limits"]),
-            wide_block(3, TRAFFIC_CROSSOVER, tables[TRAFFIC_CROSSOVER.artifact], files),
+            wide_block(3, TRAFFIC_CROSSOVER, tables[TRAFFIC_CROSSOVER.artifact], files,
+                       lambda row: catalog.models[row["model_id"]]),
             _capacity_crossovers(catalog, tables["derived/capacity_crossover"]),
             wide_block(3, REGIMES, tables[REGIMES.artifact], files),
             wide_block(3, ROOFLINE_BOUNDS, tables[ROOFLINE_BOUNDS.artifact], files),
-            wide_block(3, PLACEMENT, tables[PLACEMENT.artifact], files),
+            wide_block(3, PLACEMENT, tables[PLACEMENT.artifact], files, lambda row: catalog.model),
             in_text_block(3, "Placement and link gaps (SoK §2.5, §3.3)", "derived/placement_gaps", tables["derived/placement_gaps"]),
         ),
     )

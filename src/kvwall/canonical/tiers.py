@@ -6,10 +6,11 @@ from typing import Callable
 
 from kvwall.canonical.document import Block, Row, Section, label, quantity
 from kvwall.units import in_unit
+from kvwall.model.equations import for_model, kv_equation, step_kv_formula
 from kvwall.model.footprint import kv_bytes_per_token
 from kvwall.tier.prefetch import simulate_scenario
 from kvwall.inputs.reported import Reported
-from kvwall.inputs.specs import Sourced
+from kvwall.inputs.specs import LayerStack, Model, Sourced
 from kvwall.tier.economics import block_bytes, linear_regenerate_time, move_time, regenerate_time
 from kvwall.tier.inputs import TierSpecs
 from kvwall.tier.constraints import capacity, hbm_side, hiding, ingress, slope_bandwidth, stored_weight_bytes
@@ -17,7 +18,12 @@ from kvwall.tier.constraints import capacity, hbm_side, hiding, ingress, slope_b
 #: The two reported fits, by id prefix in config/reported/kv_slopes.yaml.
 FITS = ("hf-sdpa", "vllm-fa2")
 
-_EQ_KV = "Eq. 1: 2 L n_kv d_h w_kv"
+
+def _kv_of_tokens(model: Model, tokens: str) -> str:
+    """The KV bytes of ``tokens`` tokens of one sequence, in the model's terms (window layers hold min(s, W))."""
+    if model.attention.has_window or isinstance(model.attention, LayerStack):
+        return f"{for_model(model, step_kv_formula(model))} at b = 1, s = {tokens}"
+    return f"{kv_equation(model)} × {tokens}"
 
 
 def _cited(sourced: Sourced, key: str) -> str:
@@ -40,7 +46,7 @@ def _economics_inputs(tiers: TierSpecs, catalog_files: dict) -> tuple[Row, ...]:
             _cited(workload.provenance["context"], f"{catalog_files['workloads']} workloads.{workload.id}.context")),)),
         Row(f"{model.name} KV bytes per token", (quantity(
             "s4.kv-bytes-per-token", "KV bytes per token", kv_bytes_per_token(model, tiers.kv_bytes_per_element), "B", 0,
-            "derived", f"{_EQ_KV}; {catalog_files['models']} models.{model.id}; {catalog_files['assumptions']} kv_dtype"),)),
+            "derived", f"{kv_equation(model)}; {catalog_files['models']} models.{model.id}; {catalog_files['assumptions']} kv_dtype"),)),
         Row(f"{model.name} weights P w_p", (quantity(
             "s4.weight-bytes", "Weight bytes", stored_weight_bytes(model, tiers.weight_bytes_per_param), "GB", 1,
             "derived", f"P w_p; {catalog_files['models']} models.{model.id}.params_nominal; {catalog_files['assumptions']} weight_dtype"),)),
@@ -90,11 +96,11 @@ def economics_section(tiers: TierSpecs, catalog_files: dict) -> Section:
     inputs = f"inputs §4.1 ({file} economics)"
     block_rows = (
         Row("Block bytes", (quantity("s4.block-bytes", "KV bytes of one block", block, "MB", 2, "derived",
-                                     f"{_EQ_KV} × block tokens; {inputs}"),)),
+                                     f"{_kv_of_tokens(model, 'block tokens')}; {inputs}"),)),
         Row("Block bytes, binary units", (quantity("s4.block-bytes-mib", "KV bytes of one block", block, "MiB", 2, "derived",
-                                                   f"{_EQ_KV} × block tokens; {inputs}"),)),
+                                                   f"{_kv_of_tokens(model, 'block tokens')}; {inputs}"),)),
         Row("Sequence bytes", (quantity("s4.sequence-bytes", "KV bytes of one sequence", sequence_bytes, "GB", 1, "derived",
-                                        f"{_EQ_KV} × sequence tokens; {inputs}"),)),
+                                        f"{_kv_of_tokens(model, 'sequence tokens')}; {inputs}"),)),
     )
     mfu_labels = [_percent_label(m) for m in e.mfu]
     regen_source = (f"FLOPs / (F · MFU): 2 P per token (linear term); SoK App. A causal prefill FLOPs of the block after "
@@ -261,7 +267,8 @@ def constraints_section(tiers: TierSpecs, catalog_files: dict, reported: dict[st
             quantity(f"s5.capacity.{sid}.sequences-with", "Whole sequences with the tier", c.sequences_with, "count", 0, "derived", src),
             label(f"s5.capacity.{sid}.verdict", "Capacity", "relieved" if c.relieved else "not relieved", "derived", src),
         )))
-        src = f"kvwall.tier.constraints.hbm_side: T_step = max((P w_p + b kv/token s) / β_striped, F_step / F) (SoK §3.3); {inputs}"
+        src = for_model(s.model, f"kvwall.tier.constraints.hbm_side: T_step = max((P w_p + b kv/token s) / β_striped, "
+                                 f"F_step / F) (SoK §3.3); {inputs}")
         hbm_rows.append(Row(sid, (
             quantity(f"s5.hbm.{sid}.read-bytes", "HBM bytes read per step, with or without the tier", h.read_bytes, "GB", 1, "derived", src),
             quantity(f"s5.hbm.{sid}.step-time", "Step time, with or without the tier", h.step_time, "ms", 2, "derived", src),

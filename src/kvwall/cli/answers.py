@@ -25,23 +25,20 @@ from kvwall.model.roofline import (
     step_weight_bytes,
     striped_bandwidth,
 )
-from kvwall.inputs.specs import Device, LatentAttention, LayerStack, Model, Sourced
+from kvwall.inputs.specs import Device, Model, Sourced
+from kvwall.model.equations import (
+    BEYOND_WINDOW_EQUATION,
+    CAPACITY_EQUATION,
+    SPEEDUP_EQUATION,
+    TRAFFIC_EQUATION,
+    crossover_equation,
+    for_model,
+    intensity_equation,
+    kv_bytes_formula,
+    kv_equation,
+    step_kv_formula,
+)
 from kvwall.units import dimension_of, dtype_bytes
-
-KV_EQUATION = "SoK Eq. 1: 2 L n_kv d_h w_kv"
-MLA_EQUATION = "SoK Eq. 1, Table 1 (MLA): L (d_c + d_r) w_kv"
-WINDOW_EQUATION = "SoK Eq. 1 over every layer: 2 L n_kv d_h w_kv, the rate below the window"
-BEYOND_WINDOW_EQUATION = "SoK Eq. 1 over the full layers: 2 L_full n_kv d_h w_kv"
-STACK_EQUATION = ("SoK Eq. 1 per layer group: sum of 2 L_g n_kv,g d_h,g w_kv (key-value layers) and L_g (d_c + d_r) "
-                  "w_kv (latent layers), every caching layer counted")
-STACK_STEP_KV_FORMULA = "b (sum over groups of per-token bytes x positions held, s or min(s, W), + constant state)"
-STEP_KV_FORMULA = "b s 2 L n_kv d_h w_kv"  # for_model rewrites it for MLA
-WINDOW_STEP_KV_FORMULA = "b 2 n_kv d_h w_kv (L_full s + L_window min(s, W))"
-TRAFFIC_EQUATION = "SoK section 3.4, Table 4: s*(b) = P w_p / (b 2 L n_kv d_h w_kv)"
-CAPACITY_EQUATION = "SoK section 3.4: s_cap(b) = (HBM - P w_p) / (b 2 L n_kv d_h w_kv)"
-#: Both crossovers with window layers: where the capped footprint reaches the bytes (kvwall.model.footprint.context_holding).
-WINDOW_CROSSOVER = f"solved on {WINDOW_STEP_KV_FORMULA}"
-SPEEDUP_EQUATION = "SoK section 3.5: S = (W + K) / (W + K / c)"
 
 #: KV storage widths the operating point quotes a speedup for (SoK Table 5: INT4 and 2-bit rows).
 COMPRESSED_KV_DTYPES = ("int4", "int2")
@@ -70,43 +67,6 @@ def derived(value, unit: str, basis: str) -> Quantity:
 def given(sourced: Sourced) -> Quantity:
     """An input number as its spec file states it, with that file's evidence class and source."""
     return Quantity(sourced.value, dimension_of(sourced.unit), sourced.evidence, sourced.source)
-
-
-def kv_equation(model: Model) -> str:
-    """The form of SoK Eq. 1 that applies to the model's attention."""
-    if isinstance(model.attention, LayerStack):
-        return STACK_EQUATION
-    if isinstance(model.attention, LatentAttention):
-        return MLA_EQUATION
-    return WINDOW_EQUATION if model.attention.has_window else KV_EQUATION
-
-
-def for_model(model: Model, equation: str) -> str:
-    """An equation written for dense GQA, in the terms of the model: MLA caches L (d_c + d_r) w_kv per token, and an
-    MoE step reads W(b), the always-active weights plus the routed experts a batch of b touches."""
-    if isinstance(model.attention, LatentAttention):
-        equation = equation.replace("2 b L n_kv d_h s w_kv", "b L (d_c + d_r) s w_kv")
-        equation = equation.replace("2 L n_kv d_h w_kv", "L (d_c + d_r) w_kv")
-    if model.moe is not None:
-        equation = equation.replace("s*(b) = P w_p", "s*(b) = W(b)").replace("(P w_p + ", "(W(b) + ")
-        equation = equation.replace("b (2P + ", "b (2P_active + ")
-    return equation
-
-
-def kv_bytes_formula(model: Model) -> str:
-    """How the bytes of b sequences of s tokens are summed for the model's layers."""
-    if isinstance(model.attention, LayerStack):
-        return STACK_STEP_KV_FORMULA
-    return WINDOW_STEP_KV_FORMULA if model.attention.has_window else f"b s x ({kv_equation(model)})"
-
-
-def crossover_equation(model: Model, equation: str) -> str:
-    """A crossover's equation in the model's terms (for_model), and how it is solved where window layers cap the
-    footprint or layers differ."""
-    equation = for_model(model, equation)
-    if isinstance(model.attention, LayerStack):
-        return f"{equation}, solved on {STACK_STEP_KV_FORMULA}"
-    return f"{equation}, {WINDOW_CROSSOVER}" if model.attention.has_window else equation
 
 
 def weights(model: Model, assumptions: Assumptions) -> Quantity:
@@ -223,8 +183,7 @@ def operating_point(
     resident = resident_weight_bytes(model, w_p)
     step_weights = float(step_weight_bytes(model, w_p, batch))
     step_kv = float(step_kv_bytes(model, context, batch, w_kv))
-    step_kv_formula = (STACK_STEP_KV_FORMULA if isinstance(model.attention, LayerStack)
-                       else WINDOW_STEP_KV_FORMULA if model.attention.has_window else STEP_KV_FORMULA)
+    step_kv_terms = step_kv_formula(model)
     s_star = float(traffic_crossover(model, step_weights, w_kv, batch))
     s_cap = float(capacity_crossover(model, device.hbm_capacity, resident, w_kv))
     beta = placement_bandwidth(device, placement)
@@ -249,8 +208,8 @@ def operating_point(
                                    f"{kv_equation(model)}; w_kv = {w_kv:g} B ({assumptions.kv_dtype}, assumption)"),
         kv_bytes_per_token_beyond_window=derived(kv_bytes_per_token_beyond_window(model, w_kv), "bytes/token",
                                                  BEYOND_WINDOW_EQUATION) if model.attention.has_window else None,
-        step_kv_bytes=derived(step_kv, "bytes", for_model(model, f"SoK section 3.1: {step_kv_formula}")),
-        memory_needed=derived(resident + step_kv, "bytes", for_model(model, f"P w_p + {step_kv_formula}")),
+        step_kv_bytes=derived(step_kv, "bytes", for_model(model, f"SoK section 3.1: {step_kv_terms}")),
+        memory_needed=derived(resident + step_kv, "bytes", for_model(model, f"P w_p + {step_kv_terms}")),
         hbm_capacity=given(device.provenance["hbm_capacity"]),
         devices_needed=derived(math.ceil((resident + step_kv) / device.hbm_capacity), "count",
                                "memory needed / HBM, weights and KV sharded evenly"),
@@ -258,11 +217,8 @@ def operating_point(
         capacity_crossover=derived(s_cap, "tokens", crossover_equation(model, f"{CAPACITY_EQUATION} at b = 1")),
         batch_capacity_crossover=derived(float(capacity_crossover(model, device.hbm_capacity, resident, w_kv, batch)), "tokens",
                                          crossover_equation(model, CAPACITY_EQUATION)),
-        arithmetic_intensity=derived(
-            arithmetic_intensity(model, context, batch, w_p, w_kv), "FLOP/byte",
-            for_model(model, "SoK section 3.1: b (2P + 4 L n_q d_h s) / (P w_p + 2 b L n_kv d_h s w_kv)")
-            + (", s the positions a layer caches on average (window layers capped)" if model.attention.has_window else ""),
-        ),
+        arithmetic_intensity=derived(arithmetic_intensity(model, context, batch, w_p, w_kv), "FLOP/byte",
+                                     intensity_equation(model)),
         ridge_point=derived(ridge_point(device, precision), "FLOP/byte", f"SoK Table 3: I* = dense {precision} FLOP/s / HBM bandwidth"),
         striped_bandwidth=derived(striped_bandwidth(device), "bytes/s", "SoK section 3.3: pages striped over every partition"),
         pinned_bandwidth=derived(pinned_bandwidth(device), "bytes/s", "SoK section 3.3: pages pinned to one partition"),

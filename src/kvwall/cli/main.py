@@ -31,6 +31,7 @@ from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deploy
 from kvwall.inputs.loader import LARGEST, SpecError, load_catalog, load_user_specs
 from kvwall.inputs.packaged import packaged_config_dir
 from kvwall.inputs.plausibility import catalogue_findings
+from kvwall.model.equations import CAPACITY_EQUATION, TRAFFIC_EQUATION, crossover_equation
 from kvwall.model.params import architecture_params
 from kvwall.measure import command as measure_command
 from kvwall.units import DTYPE_BYTES, UnitError, parse_tokens
@@ -229,8 +230,8 @@ def crossover(args: argparse.Namespace) -> int:
                "deployment": deployment, "per_device": per_device})
         return 0
     print(f"{model.name}, {a.weight_dtype} weights and {a.kv_dtype} KV cache; all values derived")
-    print(f"  s*(b)    {answers.crossover_equation(model, answers.TRAFFIC_EQUATION)}")
-    print(f"  s_cap(b) {answers.crossover_equation(model, answers.CAPACITY_EQUATION)}")
+    print(f"  s*(b)    {crossover_equation(model, TRAFFIC_EQUATION)}")
+    print(f"  s_cap(b) {crossover_equation(model, CAPACITY_EQUATION)}")
     widths = {d.id: max(14, len(d.name) + 8) for d in devices}
     print(f"{'b':>6}  {'s*(b)':<28}" + "".join(f"{'s_cap ' + d.name:<{widths[d.id]}}" for d in devices).rstrip())
     for row in rows:

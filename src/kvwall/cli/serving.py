@@ -11,7 +11,8 @@ from dataclasses import dataclass, fields, replace
 
 from kvwall.cli.answers import Quantity, derived, given, stated
 from kvwall.inputs.deployment import Deployment, ServingInputs
-from kvwall.inputs.specs import Device, LatentAttention, Model
+from kvwall.inputs.specs import Device, Model
+from kvwall.model.equations import kv_share_equation, weight_equation
 from kvwall.model.capacity import (deployment_capacity_crossover, device_traffic_crossover, kv_memory_per_device,
                                    running_batch, sequences_that_fit)
 from kvwall.model.fitting import candidate_deployments, holds_batch
@@ -19,25 +20,6 @@ from kvwall.model.regimes import regime
 from kvwall.model.sharding import kv_heads_per_device, resident_weight_bytes_per_device
 from kvwall.model.step_time import device_step, format_speedup, token_rate
 from kvwall.units import DTYPE_BYTES, dtype_bytes
-
-def kv_share_equation(model: Model, d: Deployment) -> str:
-    """The per-device KV of the model's attention kind under the deployment, as an equation."""
-    a = model.attention
-    if isinstance(a, LatentAttention):
-        per_token = "L (d_c + d_r) w_kv, the whole latent on every TP rank"
-    elif a.has_window:
-        per_token = "2 n_kv' d_h w_kv (L_full s + L_window min(s, W)) / s"
-    else:
-        per_token = "2 L n_kv' d_h w_kv"
-    heads = kv_heads_per_device(model, d.tensor_parallel)
-    head_note = "" if heads is None else f", n_kv' = max(n_kv / TP, 1) = {heads} heads per device"
-    return f"ceil(b / DP) s x {per_token}{head_note}, x ceil(L / PP) / L"
-
-
-def weight_equation(model: Model, d: Deployment) -> str:
-    """The per-device weight bytes under the deployment, as an equation."""
-    experts = " + P_experts f_touched(b) / (TP DP)" if model.moe else ""
-    return f"((P - P_emb{' - P_experts' if model.moe else ''}) / (TP PP) + P_emb / TP{experts}) w_p"
 
 
 @dataclass(frozen=True)
