@@ -51,7 +51,9 @@ class LogHandler(LogHandlerBase):
             self.finished.append(record.job_id)
         elif event == LogEvent.PROGRESS:
             done = record.done - len(self.finished)
-            self.write([f"[{done + i}/{record.total}] {job_name(*self.jobs[job])}" for i, job in enumerate(self.finished, 1)])
+            # a job announced without JOB_INFO (none in this workflow) is named by its id
+            names = [job_name(*self.jobs.pop(job, (f"job {job}", []))) for job in self.finished]
+            self.write([f"[{done + i}/{record.total}] {name}" for i, name in enumerate(names, 1)])
             self.finished = []
         elif event == LogEvent.JOB_ERROR:
             self.write(job_error_lines(record, self.common_settings.show_failed_logs))
