@@ -35,7 +35,7 @@ def test_committed_copies_run_with_the_papers_parameters(root, name):
     executed = json.loads((root / "notebooks" / "executed" / f"{name}.ipynb").read_text(encoding="utf-8"))
     injected = [c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
     names = {line.split("=")[0].strip() for c in injected for line in "".join(c["source"]).splitlines() if "=" in line}
-    assert names <= {"config_dir", "tables_dir", "printed_file"}
+    assert names <= {"config_dir", "tables_dir", "printed_file", "captions_file"}  # input paths only
 
 
 def test_rederived_folder_is_ignored(root):

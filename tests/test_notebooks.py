@@ -3,6 +3,7 @@ parameters that still asserts agreement with the committed tables (and fails whe
 
 import csv
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -179,3 +180,62 @@ def test_the_serving_notebook_refuses_a_model_whose_formulas_it_does_not_write_o
                         "validation_map": "config/validation.yaml",
                         "point_id": "dsr1_b200_trtllm_fp4_agg_1024x8192_c256_cfg191"},
         )
+
+
+AUDIT = ROOT / "notebooks" / "04_reproduction_audit.ipynb"
+
+
+def markdown_outputs(notebook: dict) -> list[str]:
+    """The Markdown the notebook's cells displayed, one text per display."""
+    return ["".join(output["data"]["text/markdown"]) for cell in notebook["cells"] for output in cell.get("outputs", [])
+            if "text/markdown" in output.get("data", {})]
+
+
+def source_rows(markdown: str) -> list[list[str]]:
+    """The body rows of the table of one paper place in the audit notebook's section 3."""
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in markdown.splitlines()[6:]]
+
+
+def test_the_audit_notebook_traces_every_printed_number_to_its_table_column_equation_and_unit():
+    executed = load(EXECUTED / AUDIT.name)
+    places = {m.split("\n", 1)[0].removeprefix("### "): m for m in markdown_outputs(executed) if m.startswith("### ")}
+    with (ROOT / "tables" / "audit" / "reproduction.csv").open(encoding="utf-8") as handle:
+        audit = list(csv.DictReader(handle))
+    assert list(places) == list(dict.fromkeys(r["where"] for r in audit))  # every place, in the paper's order
+    assert sum(len(source_rows(m)) for m in places.values()) == len(audit)
+    table4 = places["Table 4"]
+    assert "`tables/derived/table4_traffic_crossover.csv`" in table4 and "notebook `01_footprint_and_crossovers`" in table4
+    assert ["llama-3-70b", "`b32` (b=32)", "s*(b) = P w_p / (b · 2 L n_kv d_h w_kv) in tokens at batch b (k = 1,000 tokens)",
+            "13351.4404296875 tokens", "13.4k tokens", "13.4k", "match"] in source_rows(table4)
+    # units as the paper prints them: scaled (GB, ms), carried by the text (MB, TB/s, ×), or the table's own
+    table5 = source_rows(places["Table 5"])
+    assert ["128000/bf16", "`kv_bytes` (KV (GB))", "KV bytes of the sequence", "41943040000 B", "41.9 GB", "41.9",
+            "match"] in table5
+    assert any(row[3] == "0.02274288 s" and row[4] == "22.7 ms" for row in table5)
+    assert ["h100-sxm", "`partition_bandwidth` (β_part)", "aggregate bandwidth over partitions, TB/s",
+            "3350000000000 B/s", "3.35 TB/s", "3.35 TB/s", "match"] in source_rows(places["Table 3"])
+    # a table of the text: the quantity it states and the equation its own Equation column names
+    assert ["Llama-3-70B KV bytes per token", "`value` (Value)", "2 L n_kv d_h w_kv (Eq. 1)", "327680 B", "327,680 B",
+            "327,680", "match"] in source_rows(places["Sections 1.2, 2.1 (text)"])
+
+
+def test_each_notebook_the_audit_names_works_out_that_table():
+    for markdown in markdown_outputs(load(EXECUTED / AUDIT.name)):
+        named = re.search(r"notebook `(\w+)`", markdown)
+        if markdown.startswith("### ") and named:
+            artifact = re.search(r"`tables/(\S+)\.csv`", markdown)[1]
+            assert artifact in (ROOT / "notebooks" / f"{named[1]}.ipynb").read_text(encoding="utf-8"), markdown[:200]
+
+
+def test_the_audit_notebook_shows_the_sources_of_one_place(tmp_path):
+    out = tmp_path / "audit.ipynb"
+    papermill.execute_notebook(str(AUDIT), str(out), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+                               parameters={"config_dir": "config", "tables_dir": "tables",
+                                           "printed_file": "config/paper/printed.yaml",
+                                           "captions_file": "workflow/report/tables.yaml", "where": "Table 5"})
+    places = [m.split("\n", 1)[0] for m in markdown_outputs(load(out)) if m.startswith("### ")]
+    assert places == ["### Table 5"]
+    with (ROOT / "tables" / "audit" / "reproduction.csv").open(encoding="utf-8") as handle:
+        audit = list(csv.DictReader(handle))
+    traced = f"{len(audit)} printed numbers traced to {len({r['artifact'] for r in audit})} derived tables"
+    assert traced in outputs_text(load(out))  # every number is traced, whichever place is shown

@@ -49,7 +49,10 @@ NOTEBOOKS = {
         "title": "(d) The reproduction audit",
         "tables": ["audit/reproduction", *DERIVED_TABLES],
         "parameters": ("where",),
-        "files": {"printed_file": "config/paper/printed.yaml"},
+        "files": {
+            "printed_file": "config/paper/printed.yaml",
+            "captions_file": "workflow/report/tables.yaml",
+        },
         # It rebuilds every derived table's columns through kvwall.tables.builder.
         "modules": [module_of(a) for a in DERIVED_TABLES],
     },

@@ -1,0 +1,63 @@
+"""A build prints one line per job and the errors, nothing else (profiles/default, snakemake_logger_plugin_kvwall).
+
+Runs the workflow on a temporary copy of the repository with its default profile, as `snakemake --cores N` does.
+"""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from test_bad_input import REPO, workflow_copy
+
+TABLES = ["tables/derived/table1_kv_per_token.csv", "tables/derived/combinations.csv"]
+#: Snakemake's command line prints this before any logger runs; it is the one line a build cannot leave out.
+PROFILE_LINE = "Using workflow specific profile profiles/default for setting default command line arguments."
+
+
+def build(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", *args], cwd=root,
+                          capture_output=True, text=True, timeout=300)
+
+
+def profiled_copy(folder: Path) -> Path:
+    root = workflow_copy(folder)
+    shutil.copytree(REPO / "profiles", root / "profiles")
+    shutil.copytree(REPO / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns("executed"))
+    return root
+
+
+def test_a_build_prints_one_line_per_job(tmp_path):
+    root = profiled_copy(tmp_path)
+    done = build(root, "--forceall", *TABLES)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0] == PROFILE_LINE
+    jobs = [re.fullmatch(r"\[(\d)/2\] table: (\S+) \(\+2\)", line) for line in lines[1:]]
+    assert all(jobs) and len(jobs) == 2, done.stderr
+    assert [job[1] for job in jobs] == ["1", "2"]
+    assert sorted(job[2] for job in jobs) == sorted(TABLES)
+    # Everything else went to the run log.
+    assert "Finished jobid" in next((root / ".snakemake" / "log").glob("*.snakemake.log")).read_text()
+    again = build(root, *TABLES)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.splitlines() == [PROFILE_LINE]
+
+
+def test_a_dry_run_prints_one_line_per_planned_job(tmp_path):
+    done = build(profiled_copy(tmp_path), "--forceall", "--dry-run", TABLES[0])
+    assert done.returncode == 0, done.stderr
+    assert (done.stderr.splitlines(), done.stdout.splitlines()) == ([PROFILE_LINE], [f"table: {TABLES[0]} (+2)"])
+
+
+def test_a_failed_job_prints_its_error_and_its_log(tmp_path):
+    root = profiled_copy(tmp_path)
+    (root / "workflow" / "scripts" / "write_table.py").write_text('raise SystemExit("this table cannot be written")\n')
+    done = build(root, "--forceall", TABLES[1])
+    assert done.returncode != 0
+    assert "this table cannot be written" in done.stderr
+    assert f"Error in rule table (job 0): {TABLES[1]}, " in done.stderr
+    assert "    log: logs/tables/derived/combinations.log (check log file(s) for error details)" in done.stderr
+    assert not re.search(r"Finished jobid|steps \(|Building DAG|Job stats", done.stderr), done.stderr
