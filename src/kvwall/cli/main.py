@@ -31,6 +31,7 @@ from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deploy
 from kvwall.inputs.loader import LARGEST, SpecError, load_catalog, load_user_specs
 from kvwall.inputs.packaged import packaged_config_dir
 from kvwall.inputs.plausibility import catalogue_findings
+from kvwall.inputs.specs import Device, Model
 from kvwall.model.equations import CAPACITY_EQUATION, TRAFFIC_EQUATION, crossover_equation
 from kvwall.model.params import architecture_params
 from kvwall.measure import command as measure_command
@@ -270,14 +271,19 @@ _POINT_LABELS = {
 }
 
 
-def regime(args: argparse.Namespace) -> int:
-    """The regime of a model on a device at (b, s), the numbers behind it, and the design rules (SoK section 6.2)."""
+def _model_on_device(args: argparse.Namespace) -> tuple[Catalog, Model, Device, str]:
+    """The catalogue with the formats asked for, the model and device named, and the compute precision to use."""
     catalog = _catalog(args)
     model = _pick(catalog.models, args.model, "model")
     catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model), kv_dtype=args.kv_dtype,
                             compute_precision=args.compute_precision)
     device = _pick(catalog.devices, args.device, "device")
-    precision = _precision(catalog, device)
+    return catalog, model, device, _precision(catalog, device)
+
+
+def regime(args: argparse.Namespace) -> int:
+    """The regime of a model on a device at (b, s), the numbers behind it, and the design rules (SoK section 6.2)."""
+    catalog, model, device, precision = _model_on_device(args)
     context, context_basis = _context(args, catalog)
     placement = args.placement or catalog.evaluation.placement
     point = answers.operating_point(model, device, args.batch, context, catalog.assumptions, placement, context_basis)
@@ -376,12 +382,7 @@ def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: serving
 
 def fit(args: argparse.Namespace) -> int:
     """The deployments (devices x TP x EP) of a model on a device that hold the batch at the context, smallest first."""
-    catalog = _catalog(args)
-    model = _pick(catalog.models, args.model, "model")
-    catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model), kv_dtype=args.kv_dtype,
-                            compute_precision=args.compute_precision)
-    device = _pick(catalog.devices, args.device, "device")
-    precision = _precision(catalog, device)
+    catalog, model, device, precision = _model_on_device(args)
     context, _ = _context(args, catalog)
     a = catalog.assumptions
     found = serving.fitting_deployments(model, device, args.batch, context, load_serving_inputs(catalog), precision,
