@@ -5,6 +5,7 @@ workflow on a temporary copy of the repository and check that Snakemake fails wi
 file as it was.
 """
 
+import csv
 import hashlib
 import shutil
 import subprocess
@@ -229,6 +230,11 @@ def file_hashes(root: Path) -> dict[str, str]:
         # hostile files: an alias, a complex key (a YTE template: tests/test_front_door.py)
         ("links.yaml", "  nvlink-4:\n", "  nvlink-4: &n\n", "config/links.yaml: line "),
         ("models.yaml", "models:\n", "? [a, b]\n: 1\nmodels:\n", "config/models.yaml: (top level) (line "),
+        # the validation map: a system mapped to a device the catalogue lacks, a KV format not understood
+        ("validation.yaml", "b300_sxm: {device: b300,", "b300_sxm: {device: b301,",
+         "config/validation.yaml: systems.b300_sxm.device: device 'b301' is not in the catalogue"),
+        ("validation.yaml", "kv_format: {value: fp8,", "kv_format: {value: fp9,",
+         "config/validation.yaml: kv_format.value: storage format 'fp9' is not understood"),
     ],
 )
 def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, new, message):
@@ -247,6 +253,31 @@ def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, ne
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith(f"kvwall: bad input: {message}"), done.stderr
     assert done.stdout == "", done.stdout
+    assert file_hashes(root) == before
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("system", "b300 sxm", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): system: 'b300 sxm' is not a safe name"),
+    ("silicon_tpot_ms", "-3", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): silicon_tpot_ms: must be > 0"),
+    ("tp_size", "4.5", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): tp_size: must be of type"),
+])
+def test_a_bad_serving_measurement_stops_a_dry_run(tmp_path, column, value, message):
+    """The reported serving measurements enter through the front door: a bad cell names the file, line, id, column."""
+    root = workflow_copy(tmp_path)
+    path = root / "data" / "reported" / "serving-measurements.csv"
+    rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
+    rows[2][rows[0].index(column)] = value
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(rows)
+    before = file_hashes(root)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--directory", str(root), "--snakefile", str(root / "Snakefile")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"kvwall: bad input: data/reported/serving-measurements.csv: {message}"), done.stderr
     assert file_hashes(root) == before
 
 

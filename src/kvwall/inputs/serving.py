@@ -74,7 +74,8 @@ def _validate(rows: list[dict], path: Path) -> None:
         where = re.match(r"\[(\d+)\]\.?(.*)", error.key)
         if where is None:
             raise
-        index, column = int(where.group(1)), where.group(2)
+        # the column alone (a refused name is appended to the key path; the reason quotes it)
+        index, column = int(where.group(1)), where.group(2).split(".")[0]
         row_id = rows[index].get("id")
         raise SpecError(path, f"line {index + 2} (id {row_id}): {column or 'row'}", error.reason) from None
     ids = pd.Series([row["id"] for row in rows])
