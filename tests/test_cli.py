@@ -359,7 +359,7 @@ def test_regime_takes_the_compute_precision_and_refuses_one_the_device_does_not_
 def test_the_shipped_catalogue_is_config(root):
     """Every spec file load_catalog reads ships with the package, and is config/'s own (a link in a checkout); so does
     the validation map, which `kvwall validate` reads."""
-    from kvwall.cli.front_door import VALIDATION_FILE
+    from kvwall.inputs.validation_map import VALIDATION_FILE
     from kvwall.inputs.loader import DEVICE_ASSUMPTIONS_FILE, SPEC_FILES
     from kvwall.inputs.packaged import packaged_config_dir
 

@@ -185,15 +185,10 @@ def serving_figures():
     from importlib import import_module
 
     from kvwall.figures.serving import SERVING_FIGURES
-    from kvwall.inputs.deployment import load_serving_inputs
-    from kvwall.inputs.serving import read_serving_measurements
-    from kvwall.inputs.validation_map import load_validation_map
-    from kvwall.validation.run import validate
+    from kvwall.validation.run import validate_file
 
-    catalog = load_catalog(ROOT / "config")
-    rows = read_serving_measurements(ROOT / "data" / "reported" / "serving-measurements.csv")
-    result = validate(rows, catalog, load_validation_map(ROOT / "config" / "validation.yaml", catalog),
-                      load_serving_inputs(catalog))
+    rows, _, result = validate_file(ROOT / "data" / "reported" / "serving-measurements.csv",
+                                    ROOT / "config" / "validation.yaml", load_catalog(ROOT / "config"))
     return {name: import_module(f"kvwall.figures.serving.{module}").draw(result, rows)
             for name, module in SERVING_FIGURES.items()}
 

@@ -183,21 +183,17 @@ def test_format_pairs_put_the_wider_format_first_and_take_ratios():
 
 
 @pytest.fixture(scope="module")
-def validated(root, rows):
-    from kvwall.inputs.deployment import load_serving_inputs
+def validated(root):
     from kvwall.inputs.loader import load_catalog
-    from kvwall.inputs.validation_map import load_validation_map
-    from kvwall.validation.run import validate
+    from kvwall.validation.run import validate_file
 
-    catalog = load_catalog(root / "config")
-    return validate(rows, catalog, load_validation_map(root / "config" / "validation.yaml", catalog),
-                    load_serving_inputs(catalog))
+    return validate_file(root / DATA, root / "config" / "validation.yaml", load_catalog(root / "config"))[2]
 
 
 LLAMA_H200_TP1 = "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp1_ep1_417"
 
 
-def test_a_point_the_capacity_crossover_caps_by_hand(validated, rows):
+def test_a_point_the_capacity_crossover_caps_by_hand(validated):
     # Llama-3.1-70B, FP8 weights and KV, one H200 (141 GB, 4.8 TB/s, 1,979 TFLOP/s FP8), 128 in flight,
     # 1024 in and 8192 out: mean context 1024 + 8192 / 2 = 5,120 tokens.
     point = validated.points.set_index("id").loc[LLAMA_H200_TP1]

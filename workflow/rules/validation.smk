@@ -1,5 +1,6 @@
 # Validation: every reported serving measurement (data/reported/) held against the bounds of its deployment.
-from kvwall.cli.front_door import SERVING_MEASUREMENTS, VALIDATION_FILE
+from kvwall.inputs.serving import SERVING_MEASUREMENTS
+from kvwall.inputs.validation_map import VALIDATION_FILE
 
 VALIDATION_MAP = f"{config['config_dir']}/{VALIDATION_FILE}"
 VALIDATION_TABLES = {

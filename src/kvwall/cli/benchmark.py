@@ -29,9 +29,9 @@ from kvwall.model.regimes import capacity_crossover, regime, speedup, traffic_cr
 from kvwall.model.roofline import arithmetic_intensity, resident_weight_bytes, step_kv_bytes, step_weight_bytes
 from kvwall.model.step_time import device_step
 from kvwall.inputs.deployment import Deployment, ServingInputs, load_serving_inputs
-from kvwall.inputs.serving import read_serving_measurements
-from kvwall.inputs.validation_map import load_validation_map
-from kvwall.validation.run import validate
+from kvwall.inputs.serving import SERVING_MEASUREMENTS
+from kvwall.inputs.validation_map import VALIDATION_FILE
+from kvwall.validation.run import validate, validate_file
 
 #: What a build needs even where git ignores it or there is no git checkout: these paths, where present.
 WORKFLOW_PATHS = ("Snakefile", "workflow", "config", "notebooks", "data")
@@ -48,8 +48,6 @@ CONTRIBUTOR_LOOP_SECONDS = 30.0
 NOOP_SECONDS = 2.0
 POINTS_PER_SECOND = 5e7
 VALIDATION_SECONDS = 1.0
-#: The reported serving measurements the validation time is taken on.
-SERVING_MEASUREMENTS = "data/reported/serving-measurements.csv"
 #: The deployment whose per-device step the grid evaluates beside the paper's one-device numbers.
 GRID_DEPLOYMENT = Deployment(devices=4, tensor_parallel=4)
 #: The KV width the grid quotes a speedup for (2-bit, SoK Table 5).
@@ -202,8 +200,9 @@ def grid_throughput(catalog: Catalog, points: int = 1_000_000, repeats: int = 3)
 def validation_time(repo: Path, catalog: Catalog, repeats: int = 3) -> tuple[int, float]:
     """Rows of the reported serving measurements and the best of ``repeats`` times to evaluate them all (points,
     bounds, diagnoses, fits and format pairs), the file already read and validated."""
-    rows = read_serving_measurements(repo / SERVING_MEASUREMENTS)
-    vmap, serving = load_validation_map(Path(catalog.files["devices"]).parent / "validation.yaml", catalog), load_serving_inputs(catalog)
+    rows, vmap, _ = validate_file(repo / SERVING_MEASUREMENTS, Path(catalog.files["devices"]).parent / VALIDATION_FILE,
+                                  catalog, strict=False)
+    serving = load_serving_inputs(catalog)
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()

@@ -22,8 +22,8 @@ from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported
-from kvwall.inputs.serving import read_serving_measurements
-from kvwall.inputs.validation_map import ValidationMap, load_validation_map
+from kvwall.inputs.serving import SERVING_MEASUREMENTS, read_serving_measurements
+from kvwall.inputs.validation_map import VALIDATION_FILE, ValidationMap, load_validation_map
 from kvwall.measure.config import MODES, MeasureConfig, load_measure_config
 from kvwall.measure.record import read_record
 from kvwall.render import to_csv
@@ -35,8 +35,6 @@ PRINTED_FILE = "paper/printed.yaml"
 TIERS_FILE = "tiers.yaml"
 MEASURE_FILE = "measure.yaml"
 RECORDS_DIR = "data/measured"
-VALIDATION_FILE = "validation.yaml"
-SERVING_MEASUREMENTS = "data/reported/serving-measurements.csv"
 
 #: Workloads the tables and figures read by id (tables.comparison, tables.in_text, figures.roofline, figures.reuse),
 #: with the field each needs beyond batch and context.

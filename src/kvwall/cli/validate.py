@@ -17,11 +17,9 @@ import numpy as np
 import pandas as pd
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.deployment import load_serving_inputs
-from kvwall.inputs.serving import read_serving_measurements
-from kvwall.inputs.validation_map import load_validation_map
+from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.tables.validation import layout_label
-from kvwall.validation.run import Validation, validate
+from kvwall.validation.run import Validation, validate_file
 
 #: The columns written, in order.
 OUTPUT_COLUMNS = (
@@ -60,10 +58,8 @@ def summary(validation: Validation, rows: pd.DataFrame) -> str:
 
 
 def run(args: argparse.Namespace, catalog: Catalog) -> int:
-    config = Path(catalog.files["devices"]).parent
-    rows = read_serving_measurements(args.path)
-    vmap = load_validation_map(config / "validation.yaml", catalog)
-    validation = validate(rows, catalog, vmap, load_serving_inputs(catalog), strict=False)
+    validation_map = Path(catalog.files["devices"]).parent / VALIDATION_FILE
+    rows, vmap, validation = validate_file(args.path, validation_map, catalog, strict=False)
     frame = output_frame(validation, vmap.kv_format)
     if args.output:
         frame.to_csv(args.output, index=False, lineterminator="\n")

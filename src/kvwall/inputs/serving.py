@@ -21,6 +21,8 @@ import pandas as pd
 
 from kvwall.inputs.loader import SpecError, schema, validate
 
+#: The reported serving measurements of the repository (data/reported/README.md).
+SERVING_MEASUREMENTS = "data/reported/serving-measurements.csv"
 #: The largest file read, in bytes (the committed one is under 1 MB).
 MAX_BYTES = 64 * 2**20
 

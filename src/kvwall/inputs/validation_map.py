@@ -18,6 +18,10 @@ from kvwall.inputs.loader import SpecError, read_yaml, validate
 from kvwall.units import UnitError, dtype_bytes
 
 
+#: The validation map's file name in a config directory.
+VALIDATION_FILE = "validation.yaml"
+
+
 @dataclass(frozen=True)
 class BelowBound:
     """A documented diagnosis of points measured below their bound: which points (by column value) and why."""

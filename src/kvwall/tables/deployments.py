@@ -9,7 +9,8 @@ import math
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.model.capacity import device_regime
-from kvwall.model.fitting import candidate_deployments, holds_batch
+from kvwall.formats import format_value
+from kvwall.model.fitting import DEVICE_COUNTS, candidate_deployments, holds_batch
 from kvwall.model.step_time import device_step
 from kvwall.render import Column, Table
 
@@ -46,21 +47,23 @@ def deployments(catalog: Catalog, selections: dict) -> Table:
                         "step_time_bound": float(step.bound), "step_time_estimate": float(step.estimate),
                     })
                 else:
-                    row.update({"layout": "none of up to 64 devices" if linked
-                                else "not on one; no scale-up link in config/links.yaml"})
+                    row.update({"layout": f"none of up to {max(DEVICE_COUNTS)} devices" if linked
+                                else f"not on one; no scale-up link in {catalog.files['devices']}"})
                 rows.append(row)
+    held = " and ".join(f"{catalog.workloads[w].id.upper()} (b = {catalog.workloads[w].batch}, s = "
+                        f"{format_value(catalog.workloads[w].context, 'context')})" for w in WORKLOADS)
     return Table(
         id="deployments",
         title="Deployments that hold W1 and W2: fewest devices per model and device, per-device bytes and step times",
-        caption=f"W1 (b = 1) and W2 (b = 32) at 128k context. The first single-stage deployment (fewest devices, then "
+        caption=f"{held}. The first single-stage deployment (fewest devices, then "
         f"lowest TP; MoE experts over 1 or all devices) whose devices keep every sequence resident, with (HBM - weights) "
         f"x {usable:g} for KV (assumption usable_memory_fraction). Weights in the checkpoint's format where the model "
         f"records one, else {a.weight_dtype}; KV in {a.kv_dtype}. Weight bytes are those read per step (MoE: experts "
         "touched). Regime per device: s*(b) and s_cap on the device's shares. Bound: max(memory, compute time) at the "
         f"datasheet bandwidth and dense {a.compute_precision} rate, no collectives; estimate: memory time at "
         f"{serving.hbm_bandwidth_efficiency:g} of the bandwidth plus every collective, no overlap (assumptions "
-        "hbm_bandwidth_efficiency, collective_latency). A device with no scale-up link in config/links.yaml is tried "
-        "on its own only.",
+        "hbm_bandwidth_efficiency, collective_latency). A device with no scale-up link in "
+        f"{catalog.files['devices']} is tried on its own only.",
         columns=(
             Column("model_id", "Model id", printed=False),
             Column("model", "Model"),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.deployment import ServingInputs
-from kvwall.inputs.validation_map import ValidationMap
+from kvwall.inputs.deployment import ServingInputs, load_serving_inputs
+from kvwall.inputs.serving import read_serving_measurements
+from kvwall.inputs.validation_map import ValidationMap, load_validation_map
 from kvwall.units import DTYPE_BYTES
 from kvwall.validation.below_bound import diagnose
 from kvwall.validation.claim import format_pairs
@@ -39,3 +41,11 @@ def validate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     points["diagnosis"] = diagnose(points, vmap, strict)
     understood = points[points["reason"].isna()].assign(tpot_ms=rows["silicon_tpot_ms"])
     return Validation(points, group_fits(understood), format_pairs(understood, DTYPE_BYTES))
+
+
+def validate_file(measurements: str | Path, validation_map: str | Path, catalog: Catalog, stamp_dir: str | Path | None = None,
+                  strict: bool = True) -> tuple[pd.DataFrame, ValidationMap, Validation]:
+    """Read ``measurements`` (kvwall.inputs.serving) and the map, then validate: the rows as read, the map, the result."""
+    rows = read_serving_measurements(measurements, stamp_dir)
+    vmap = load_validation_map(validation_map, catalog)
+    return rows, vmap, validate(rows, catalog, vmap, load_serving_inputs(catalog), strict)
