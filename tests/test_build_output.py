@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kvwall.cli.benchmark import jobs_run
 from test_bad_input import REPO, workflow_copy
 
 TABLES = ["tables/derived/table1_kv_per_token.csv", "tables/derived/combinations.csv"]
@@ -39,6 +40,7 @@ def test_a_build_prints_one_line_per_job(tmp_path):
     assert all(jobs) and len(jobs) == 2, done.stderr
     assert [job[1] for job in jobs] == ["1", "2"]
     assert sorted(job[2] for job in jobs) == sorted(TABLES)
+    assert jobs_run(done.stderr) == 2  # what `kvwall benchmark` counts its floor by
     # Everything else went to the run log.
     assert "Finished jobid" in next((root / ".snakemake" / "log").glob("*.snakemake.log")).read_text()
     again = build(root, *TABLES)

@@ -14,7 +14,7 @@ from kvwall.cli.main import main
 from kvwall.formats import kilo_tokens, tokens
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.loader import load_catalog
-from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND
+from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, REGIMES, WEIGHT_BOUND
 from kvwall.inputs.specs import EVIDENCE_CLASSES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -312,17 +312,32 @@ def test_grid_agrees_with_the_operating_points(capsys):
     catalog = load_catalog(CONFIG)
     grid = benchmark.evaluate_grid(catalog, load_serving_inputs(catalog), np.array([128_000.0, 128_000.0]),
                                    np.array([1.0, 32.0]))
-    assert list(grid["regime"]) == [WEIGHT_BOUND, KV_BOUND]
+    assert [REGIMES[i] for i in grid["regime"]] == [WEIGHT_BOUND, KV_BOUND]
     assert f"{grid['speedup'][1]:.2f}" == "4.82"
     # TP 4 on B200 at b = 1, s = 128k, memory-bound: (140e9 / 4 + 128,000 x 327,680 / 4) / 8e12
     assert grid["step_time_bound"][0] == pytest.approx((35e9 + 128_000 * 81_920) / 8e12, rel=1e-12)
     assert grid["step_time_estimate"][0] > grid["step_time_bound"][0]
 
 
-def test_jobs_run_reads_the_job_stats_table():
-    stats = "Job stats:\njob      count\n-------  -------\nall            1\ntable           9\naudit          1\ntotal         11\n\n"
-    log = f"Building DAG of jobs...\n{stats}Select jobs to execute...\n[...] 11 of 11 steps (100%) done\n{stats}"
-    assert benchmark.jobs_run(log) == 10
+def test_the_blocked_threaded_sweep_is_the_grid_evaluated_at_once(monkeypatch):
+    catalog = load_catalog(CONFIG)
+    serving = load_serving_inputs(catalog)
+    contexts, batches = np.logspace(3, 7, 37), np.arange(1.0, 12.0)
+    monkeypatch.setattr(benchmark, "GRID_BLOCK_POINTS", 50)  # 4 rows a block: ten blocks, the last one short
+    swept = benchmark.sweep_grid(catalog, serving, contexts, batches, workers=2)
+    whole = benchmark.evaluate_grid(catalog, serving, *np.meshgrid(contexts, batches, indexing="ij"))
+    assert swept.keys() == whole.keys()
+    for name, values in whole.items():
+        assert swept[name].shape == (37, 11) and np.array_equal(swept[name], values), name
+    assert set(np.unique(swept["regime"])) == {0, 1, 2}  # the grid crosses s* and s_cap
+
+
+def test_jobs_run_counts_the_lines_of_finished_jobs():
+    log = ("Using workflow specific profile profiles/default for setting default command line arguments.\n"
+           "[1/4] table_table1: tables/derived/table1.csv (+2)\n[2/4] figure_fig2: figures/fig2.svg (+2)\n"
+           "  message: not a job line [9/9] x: y\n[3/4] canonical_numbers: CANONICAL-NUMBERS.md (+2)\n"
+           "[4/4] all: (no output)\n")
+    assert benchmark.jobs_run(log) == 3
     assert benchmark.jobs_run("Nothing to be done (all requested files are present and up to date).") == 0
 
 

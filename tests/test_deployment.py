@@ -179,6 +179,41 @@ def test_crossover_per_device_at_tp4(capsys):
     assert row["capacity_crossover"]["h100-sxm"]["value"] == pytest.approx((80e9 - 35e9) * 0.9 / 81_920, rel=1e-12)
 
 
+def test_crossover_at_a_context_answers_per_device_as_regime_does(capsys):
+    status = main(["crossover", "--model", "llama-3-70b", "--device", "h100-sxm", "--tp", "4", "--batch", "1", "32",
+                   "--context", "128k", "--json", "--config", CONFIG])
+    assert status == 0
+    one, many = json.loads(capsys.readouterr().out)["per_device_at_context"]
+    # one sequence: 35 GB of weights and 128,000 x 81,920 B of KV per device, memory-bound on 3.35 TB/s
+    assert (one["device"], one["batch"], one["regime"]) == ("h100-sxm", 1, "weight-bound")
+    assert one["numbers"]["weight_bytes_per_device"]["value"] == 35e9
+    assert one["numbers"]["kv_bytes_per_device"]["value"] == 128_000 * 81_920
+    assert one["numbers"]["memory_needed_per_device"]["value"] == 35e9 + 128_000 * 81_920
+    assert one["numbers"]["step_time_bound"]["value"] == pytest.approx((35e9 + 128_000 * 81_920) / 3.35e12, rel=1e-12)
+    assert one["smallest_fitting_deployment"]["devices"] == 4 and one["smallest_fitting_deployment"]["tensor_parallel"] == 4
+    # 32 asked, floor(40.5 GB / 10.49 GB) = 3 fit and run; the smallest layout holding 32 is TP 8 x DP 4
+    assert (many["numbers"]["sequences_that_fit"]["value"], many["numbers"]["running_batch"]["value"]) == (3, 3)
+    assert many["numbers"]["kv_bytes_per_device"]["value"] == 3 * 128_000 * 81_920
+    assert many["smallest_fitting_deployment"]["devices"] == 32
+    status = main(["crossover", "--model", "llama-3-70b", "--device", "h100-sxm", "tpu-v6e", "--tp", "4", "--batch",
+                   "1", "--context", "128k", "--config", CONFIG])
+    assert status == 0
+    lines = capsys.readouterr().out.splitlines()
+    h100 = next(line for line in lines if line.startswith("  H100 SXM"))
+    assert h100.split()[2:8] == ["1", "1", "35.0", "GB", "10.5", "GB"] and "45.5 / 80 GB" in h100 and "TP4 on 4" in h100
+    v6e = next(line for line in lines if line.startswith("  TPU v6e"))
+    assert "capacity-bound" in v6e and "45.5 / 32 GB" in v6e  # 35 GB of weights per device on 32 GB: none runs
+    assert any(line.startswith("  runs 0: not one sequence fits") for line in lines)
+
+
+def test_crossover_without_a_context_says_how_to_ask_for_one(capsys):
+    assert main(["crossover", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "1", "--config", CONFIG]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("Add --context S for each device's bytes")
+    assert main(["crossover", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "1", "--json",
+                 "--config", CONFIG]) == 0
+    assert json.loads(capsys.readouterr().out)["per_device_at_context"] is None
+
+
 def test_mla_equations_are_printed_in_latent_terms(capsys):
     status = main(["crossover", "--model", "deepseek-v3", "--device", "b200", "--batch", "1", "--config", CONFIG])
     assert status == 0

@@ -222,6 +222,40 @@ def test_a_yte_config_runs_no_code(tmp_path):
                                                 "config files hold plain values, never expressions"]
 
 
+def kvwall_build(root: Path, *args: str) -> subprocess.CompletedProcess:
+    script = shutil.which("kvwall", path=str(Path(sys.executable).parent))
+    return subprocess.run([script, "build", "--workflow-profile", "none", "--cores", "1", *args], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_kvwall_build_refuses_a_yte_configfile_before_snakemake_reads_it(tmp_path):
+    """Plain Snakemake would run this file's expression while parsing --configfile, before any workflow code."""
+    root = repository_copy(tmp_path)
+    marker = tmp_path / "ran"
+    (root / "mine.yaml").write_text(f"__use_yte__: true\nconfig_dir: ?__import__('pathlib').Path({str(marker)!r}).touch()\n")
+    done = kvwall_build(root, "-n", "--configfile", "mine.yaml")
+    assert done.returncode == 2 and not marker.exists()
+    assert done.stderr.strip().splitlines() == ["kvwall: bad input: mine.yaml: __use_yte__: a template key: config files "
+                                                "hold plain values, never expressions"]
+    (root / "mine.yaml").write_text("base: &b {config_dir: config}\nagain: *b\n")
+    done = kvwall_build(root, "-n", "--configfile", "config/config.yaml", "mine.yaml")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("kvwall: bad input: mine.yaml: ") and "alias" in done.stderr
+
+
+def test_kvwall_build_runs_snakemake_on_a_plain_configfile(tmp_path):
+    root = repository_copy(tmp_path)
+    done = kvwall_build(root, "-n", "--forceall", "tables/derived/table1_kv_per_token.csv", "--configfile", "config/config.yaml")
+    assert done.returncode == 0, done.stderr
+    assert "table1_kv_per_token.csv" in done.stdout + done.stderr
+    # --configfile takes every path after it: a target there is read as a config file, and refused as one
+    done = kvwall_build(root, "-n", "--configfile", "config/config.yaml", "tables/derived/table1_kv_per_token.csv")
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("kvwall: bad input: tables/derived/table1_kv_per_token.csv: (top level): a config file "
+                                   "holds keys and their values, not a single value or a list")
+    assert kvwall_build(root, "--help").stdout.startswith("usage: kvwall build [SNAKEMAKE ARGUMENTS]")
+
+
 def test_a_failed_job_changes_no_committed_artifact(tmp_path):
     """A forced job-level failure (a table builder that raises) in a real build: the artifacts it would replace,
     and every other committed file, stay as they were; the console names the restore in one line."""

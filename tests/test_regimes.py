@@ -6,7 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvwall.formats import format_value
-from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND, capacity_crossover, regime, speedup, traffic_crossover
+from kvwall.model.regimes import (
+    CAPACITY_BOUND, KV_BOUND, REGIMES, WEIGHT_BOUND, capacity_crossover, regime, regime_index, speedup, traffic_crossover,
+)
 from kvwall.model.roofline import resident_weight_bytes, step_weight_bytes
 
 TABLE4 = {
@@ -68,3 +70,10 @@ def test_speedup_limits_and_monotonicity(llama70):
 def test_regime_classification():
     assert list(regime([1e3, 5e5, 2e6], 4e5, 1e6)) == [WEIGHT_BOUND, KV_BOUND, CAPACITY_BOUND]
     assert str(regime(10, 4e5, -1.0)) == CAPACITY_BOUND  # weights do not fit at all
+
+
+def test_regime_index_names_the_same_regime_in_one_byte():
+    contexts, s_star, s_cap = np.array([1e3, 4e5, 5e5, 1e6, 2e6]), 4e5, 1e6
+    index = regime_index(contexts, s_star, s_cap)
+    assert index.dtype == np.int8 and list(index) == [0, 1, 1, 1, 2]  # s = s* is KV-bound, s = s_cap still fits
+    assert [REGIMES[i] for i in index] == list(regime(contexts, s_star, s_cap))

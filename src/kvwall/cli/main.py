@@ -10,6 +10,7 @@
     kvwall template device model > my-hardware.yaml
     kvwall diff HEAD
     kvwall benchmark
+    kvwall build --configfile mine.yaml --cores 4
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from kvwall.cli import advice, answers, benchmark, catalogue, serving
+from kvwall.cli import build as build_command
 from kvwall.cli import diff as diff_command
 from kvwall.cli import template as template_command
 from kvwall.cli import validate as validate_command
@@ -226,9 +228,10 @@ def crossover(args: argparse.Namespace) -> int:
     deployment = _deployment(args, model, catalog)
     inputs = load_serving_inputs(catalog)
     per_device = [serving.device_crossovers(model, devices, deployment, b, inputs) for b in args.batch]
+    at_context = _answers_at_context(args, catalog, model, devices, deployment, inputs)
     if args.json:
         _json({"command": "crossover", "model": model.id, "weight_dtype": a.weight_dtype, "kv_dtype": a.kv_dtype, "rows": rows,
-               "deployment": deployment, "per_device": per_device})
+               "deployment": deployment, "per_device": per_device, "per_device_at_context": at_context})
         return 0
     print(f"{model.name}, {a.weight_dtype} weights and {a.kv_dtype} KV cache; all values derived")
     print(f"  s*(b)    {crossover_equation(model, TRAFFIC_EQUATION)}")
@@ -243,7 +246,45 @@ def crossover(args: argparse.Namespace) -> int:
     for row in per_device:
         caps = "".join(f"{'cannot load' if q.value < 0 else tokens(q.value):<{widths[d]}}" for d, q in row.capacity_crossover.items())
         print(f"{row.batch.value:>6g}  {_show(row.traffic_crossover):<28}{caps}".rstrip())
+    if at_context is None:
+        print("Add --context S for each device's bytes, regime, step times and the smallest deployment that holds b.")
+    else:
+        _print_answers_at_context(at_context, deployment, args.context)
     return 0
+
+
+def _answers_at_context(args: argparse.Namespace, catalog: Catalog, model: Model, devices: list[Device],
+                        deployment: Deployment, inputs) -> list[serving.AnswerAtContext] | None:
+    """Per device and batch at --context: the deployment's per-device answer; None without --context."""
+    if args.context is None:
+        return None
+    context, _ = _context(args, catalog)
+    a = catalog.assumptions
+    precisions = {device.id: _precision(catalog, device) for device in devices}
+    return serving.answers_at_context(model, devices, deployment, args.batch, context, inputs, precisions,
+                                      a.weight_dtype, a.kv_dtype)
+
+
+def _print_answers_at_context(found: list[serving.AnswerAtContext], deployment: Deployment, context: str) -> None:
+    """One line per device and batch: bytes, memory against HBM, regime, step times, collectives, fit, smallest."""
+    print(f"At context {context}, per device of {deployment.label} ({deployment.devices} devices); step times at the "
+          "batch that runs, the rest wait (`kvwall regime` gives every number with its basis)")
+    width = max(len(f.device_name) for f in found)
+    print(f"  {'device':<{width}}  {'b':>5}{'runs':>6}  {'weights':>9}{'KV':>10}{'needed / HBM':>18}  {'regime':<15}"
+          f"{'bound':>10}{'estimate':>10}{'collect.':>10}{'fit':>6}  smallest that holds b")
+    for f in found:
+        n = f.numbers
+        smallest = f.smallest_fitting_deployment
+        where = "none of up to 64" if smallest is None else ("one device" if smallest.devices == 1 else
+                                                             f"{smallest.label} on {smallest.devices}")
+        needed = f"{n['memory_needed_per_device'].value / 1e9:.1f} / {n['hbm_capacity'].value / 1e9:.0f} GB"
+        print(f"  {f.device_name:<{width}}  {f.batch:>5}{n['running_batch'].value:>6g}  "
+              f"{n['weight_bytes_per_device'].value / 1e9:>6.1f} GB"
+              f"{n['kv_bytes_per_device'].value / 1e9:>7.1f} GB{needed:>18}  {f.regime:<15}"
+              f"{n['step_time_bound'].value * 1e3:>7.2f} ms{n['step_time_estimate'].value * 1e3:>7.2f} ms"
+              f"{n['collectives_time'].value * 1e3:>7.2f} ms{n['sequences_that_fit'].value:>6g}  {where}")
+    if any(f.numbers["running_batch"].value == 0 for f in found):
+        print("  runs 0: not one sequence fits beside the weights; its step times are those of one sequence, for scale.")
 
 
 _POINT_LABELS = {
@@ -430,8 +471,9 @@ def run_benchmark(args: argparse.Namespace) -> int:
     print(f"  no-op rebuild             {result.noop_build:8.2f} s")
     print(f"  floor                     {result.floor:8.2f} s  ({result.import_time:.2f} s interpreter + imports "
           f"x {result.jobs} jobs / {result.parallelism})")
-    print(f"  grid throughput           {result.grid_throughput:8.3g} points/s  ({result.grid_points:,} (s, b) points: "
-          "AI, s*, regime, speedup, TP 4 step-time bound and estimate)")
+    print(f"  grid throughput           {result.grid_throughput:8.3g} points/s  ({result.grid_points:,} (s, b) points "
+          f"in blocks of {benchmark.GRID_BLOCK_POINTS:,} over {result.parallelism} threads: AI, s*, regime, speedup, "
+          "TP 4 step-time bound and estimate)")
     print(f"  validation                {result.validation_time:8.3f} s  ({result.validation_rows:,} reported serving points: "
           "deployment, bounds, estimate, realizations, regime, gap fits, format pairs)")
     print("Targets")
@@ -524,6 +566,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="batch size(s) (default: SoK Table 4's 1 8 32 128 256)")
     p.add_argument("--weight-dtype", **format_option("weight"))
     p.add_argument("--kv-dtype", **format_option("kv"))
+    p.add_argument("--context", help="a context (e.g. 128k, 1M): adds, per device and batch, the weight and KV bytes, "
+                   "memory needed against HBM, regime, step-time bound and estimate, collectives time, sequences that "
+                   "fit and the smallest deployment that holds the batch")
     deployment_options(p)
     p.set_defaults(func=crossover)
 
@@ -586,6 +631,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate_command.register(subparsers, common, _catalog)
     diff_command.register(subparsers)
     template_command.register(subparsers)
+    subparsers.add_parser("build", help="snakemake, with every --configfile checked by kvwall before Snakemake reads it",
+                          description=build_command.USAGE, add_help=False)
 
     p = subparsers.add_parser(
         "benchmark", parents=common, help="workflow build times and model throughput against targets",
@@ -602,6 +649,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; return its exit status (2 on bad input, with one line on stderr)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["build"]:  # every later argument is Snakemake's, which kvwall's parser does not know
+        return build_command.run(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):

@@ -157,7 +157,6 @@ def smallest_fitting(model: Model, device: Device, batch: int, context: float, s
     return found[0] if found else None
 
 
-
 @dataclass(frozen=True)
 class DeviceCrossovers:
     """s*(b) of one device's shares at one batch, and s_cap per device on each device, for one deployment."""
@@ -181,3 +180,31 @@ def device_crossovers(model: Model, devices: list[Device], d: Deployment, batch:
             for device in devices
         },
     )
+
+
+@dataclass(frozen=True)
+class AnswerAtContext:
+    """One device and batch at a context: the per-device numbers `kvwall regime` prints for the deployment, and the
+    smallest deployment on that device that holds the batch (None where none of up to 64 devices does)."""
+
+    device: str
+    device_name: str
+    batch: int
+    regime: str
+    numbers: dict[str, Quantity]
+    smallest_fitting_deployment: Deployment | None
+
+
+def answers_at_context(model: Model, devices: list[Device], d: Deployment, batches: list[int], context: float,
+                       serving: ServingInputs, precisions: dict[str, str], weight_format: str,
+                       kv_format: str) -> list[AnswerAtContext]:
+    """device_answer and smallest_fitting for every device and batch at one context, device by device."""
+    found = []
+    for device in devices:
+        precision = precisions[device.id]
+        for batch in batches:
+            answer = device_answer(model, device, d, batch, context, serving, precision)
+            smallest = smallest_fitting(model, device, batch, context, serving, precision, weight_format, kv_format)
+            found.append(AnswerAtContext(device.id, device.name, batch, answer.regime, answer.numbers(),
+                                         smallest.deployment if smallest else None))
+    return found

@@ -27,7 +27,7 @@ def kv_bytes(model: Model, context: ArrayLike, kv_bytes_per_element: ArrayLike, 
     most its window), plus each sequence's constant state where state layers hold one."""
     per_token = model.attention.kv_elements_per_token * np.asarray(kv_bytes_per_element, dtype=float)
     b = np.asarray(batch, dtype=float)
-    return b * model.attention.cached_positions(context) * per_token + b * model.attention.state_bytes
+    return b * (model.attention.cached_positions(context) * per_token + model.attention.state_bytes)
 
 
 def context_holding(model: Model, kv_bytes_held: ArrayLike, kv_bytes_per_element: ArrayLike, batch: ArrayLike = 1) -> np.ndarray:

@@ -32,6 +32,15 @@ def capacity_crossover(
     return context_holding(model, free, kv_bytes_per_element, batch)
 
 
+def regime_index(context: ArrayLike, traffic_crossover_tokens: ArrayLike, capacity_crossover_tokens: ArrayLike) -> np.ndarray:
+    """The regime of each point as its index in REGIMES (0 weight-, 1 KV-, 2 capacity-bound): the rule of ``regime``,
+    one byte per point for grids too large for names."""
+    s = np.asarray(context, dtype=float)
+    above_capacity = s > np.asarray(capacity_crossover_tokens, dtype=float)
+    below_traffic = s < np.asarray(traffic_crossover_tokens, dtype=float)
+    return np.where(above_capacity, np.int8(2), np.int8(1) - below_traffic.view(np.int8))
+
+
 def regime(context: ArrayLike, traffic_crossover_tokens: ArrayLike, capacity_crossover_tokens: ArrayLike) -> np.ndarray:
     """Weight-bound below s*(b), KV-bound between s*(b) and s_cap, capacity-bound above s_cap (SoK sections 3.5, 5.1).
 
@@ -40,11 +49,7 @@ def regime(context: ArrayLike, traffic_crossover_tokens: ArrayLike, capacity_cro
     realized by sharding (Table 5 caption) and stays in its traffic regime. Capacity binds first: a context above
     s_cap (or any context where s_cap < 0) is capacity-bound whatever s* is.
     """
-    s = np.asarray(context, dtype=float)
-    s_star = np.asarray(traffic_crossover_tokens, dtype=float)
-    s_cap = np.asarray(capacity_crossover_tokens, dtype=float)
-    code = np.where(s > s_cap, 2, 1 - (s < s_star))  # indexes REGIMES: weight 0, kv 1, capacity 2
-    return _REGIME_NAMES[code]
+    return _REGIME_NAMES[regime_index(context, traffic_crossover_tokens, capacity_crossover_tokens)]
 
 
 def speedup(weight_bytes: ArrayLike, kv_bytes: ArrayLike, compression: ArrayLike) -> np.ndarray:

@@ -1,0 +1,59 @@
+"""`kvwall build [SNAKEMAKE ARGUMENTS]`: Snakemake, with every config file it would read checked by kvwall first.
+
+Snakemake reads a config file named by ``--configfile`` (on the command line or in a profile) with its YTE template
+engine while it starts, before any workflow code runs, and a file that sets ``__use_yte__`` has its ``?expression``
+values run as Python. The workflow's own check (workflow/rules/preflight.smk) can only come after that read. This
+command parses the arguments with Snakemake's own parser, so it sees exactly the files Snakemake would read, reads
+each with kvwall's hardened reader (kvwall.inputs.reader) refusing any template, and only then runs Snakemake on the
+same arguments, in the same process.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kvwall.inputs.reader import SpecError, read_yaml, refuse_templates
+
+USAGE = """\
+usage: kvwall build [SNAKEMAKE ARGUMENTS]
+
+Run Snakemake (`snakemake --cores 4`, `kvwall build -n --forceall`, `kvwall build --configfile mine.yaml`) after
+reading every config file it would read (--configfile, on the command line or in a profile) with kvwall's reader:
+a file that is not plain YAML or JSON values, or that holds a YTE template (`__use_yte__`, a `?expression`, which
+Snakemake would run as Python before any check of the workflow), stops the build with one line naming the file and
+the key, before Snakemake reads it. Every argument goes to Snakemake unchanged (`snakemake --help` lists them).
+"""
+
+
+def config_files(argv: list[str]) -> tuple[object, object, list[Path]]:
+    """Snakemake's parser and parsed arguments for ``argv`` (its profiles included), and the config files named."""
+    from snakemake.cli import parse_args  # Snakemake's import is seconds: only a build pays for it
+
+    parser, args = parse_args(argv)
+    return parser, args, [Path(path) for path in args.configfile]
+
+
+def run(argv: list[str]) -> int:
+    """Check the config files of ``argv``, then run Snakemake on it; 2 on a refused file, Snakemake's status else."""
+    if {"-h", "--help"} & set(argv):
+        print(USAGE, end="")
+        return 0
+    parser, args, files = config_files(argv)
+    try:
+        for path in files:
+            document = read_yaml(path)
+            if not isinstance(document, dict):
+                raise SpecError(path, "", "a config file holds keys and their values, not a single value or a list")
+            refuse_templates(document, path)
+    except SpecError as error:
+        print(f"kvwall: bad input: {error}", file=sys.stderr)
+        return 2
+    from snakemake.cli import args_to_api
+    from snakemake.exceptions import print_exception
+
+    try:  # as snakemake.cli.main runs it
+        return 0 if args_to_api(args, parser) else 1
+    except Exception as error:
+        print_exception(error)
+        return 1
