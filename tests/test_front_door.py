@@ -9,6 +9,7 @@ traceback is shown, and that every committed file is as it was.
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,11 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kvwall.cli.front_door import check_inputs
 from kvwall.cli.main import main
 from kvwall.inputs.loader import SpecError, read_yaml
-from kvwall.inputs.reader import MAX_BYTES, read_json, refuse_templates
+from kvwall.inputs.reader import MAX_BYTES, parse_yaml, read_json, refuse_templates
 from kvwall.render import markdown_escape
 
 from test_bad_input import file_hashes
@@ -149,7 +151,7 @@ ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 @pytest.mark.parametrize("text, key, reason", [
     (ALIAS_BOMB, "line 1", "anchors and aliases (&name, *name) are not accepted in input files"),
     ("a: 1\n? [b, c]\n: 2\n", "(top level) (line 2)", "a key must be a plain name, not a list or mapping"),
-    ("a: " + "[" * 20000 + "]" * 20000 + "\n", "line 1", "nested deeper than 32 levels"),
+    ("a: " + "[" * 40 + "]" * 40 + "\n", "line 1", "nested deeper than 32 levels"),
 ])
 def test_hostile_yaml_is_refused_with_the_line(tmp_path, text, key, reason):
     path = tmp_path / "hostile.yaml"
@@ -157,6 +159,30 @@ def test_hostile_yaml_is_refused_with_the_line(tmp_path, text, key, reason):
     with pytest.raises(SpecError) as caught:
         read_yaml(path)
     assert (caught.value.file, caught.value.key, caught.value.reason) == (str(path), key, reason)
+
+
+class PythonSpecLoader(yaml.SafeLoader):
+    """PyYAML's own loader in Python, reading 70e9 as a number as kvwall's reader does."""
+
+
+PythonSpecLoader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+                                       list("-+0123456789"))
+
+
+@pytest.mark.parametrize("path", sorted(p.relative_to(REPO) for p in (REPO / "config").rglob("*.yaml")), ids=str)
+def test_the_reader_reads_every_config_file_as_pyyaml_does(path):
+    """kvwall's reader parses on libyaml's events and composes them itself: the same documents as PyYAML in Python."""
+    text = (REPO / path).read_text(encoding="utf-8")
+    assert parse_yaml(text, path) == yaml.load(text, Loader=PythonSpecLoader)
+
+
+def test_twenty_thousand_nested_brackets_are_refused_without_recursing(tmp_path):
+    """libyaml's scanner stops at 1,000 levels of flow nesting, before the composer counts them."""
+    path = tmp_path / "hostile.yaml"
+    path.write_text("a: " + "[" * 20000 + "]" * 20000 + "\n")
+    with pytest.raises(SpecError) as caught:
+        read_yaml(path)
+    assert caught.value.key.startswith("line 1") and "nest" in caught.value.reason
 
 
 def test_oversized_and_special_files_are_refused(tmp_path):

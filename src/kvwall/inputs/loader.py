@@ -15,13 +15,12 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 import jsonschema
-import yaml
 from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
 from kvwall.inputs.device_assumptions import with_assumed_rates
 from kvwall.inputs.layers import bind_state_dtype, read_layers
-from kvwall.inputs.reader import SpecError, key_path, read_yaml
+from kvwall.inputs.reader import SpecError, key_path, parse_yaml, read_yaml
 from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, ScaleUpLink, SlidingWindowAttention, Sourced,
                           Technique, Workload)
 from kvwall.units import UnitError, dimension_of, dtype_bytes, to_base
@@ -62,7 +61,7 @@ def _registry() -> Registry:
     entries = []
     for item in folder.iterdir():
         if item.name.endswith(".schema.yaml"):
-            entries.append((item.name, Resource.from_contents(yaml.safe_load(item.read_text(encoding="utf-8")))))
+            entries.append((item.name, Resource.from_contents(parse_yaml(item.read_text(encoding="utf-8"), item.name))))
     return Registry().with_resources(entries)
 
 
