@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -153,15 +152,16 @@ def jobs_run(log: str) -> int:
     return sum(rule != "all" for rule in re.findall(r"^\[\d+/\d+\] ([^:\s]+): ", log, flags=re.MULTILINE))
 
 
-def import_time(modules: tuple[str, ...] = PIPELINE_IMPORTS, repeats: int = 3) -> float:
-    """Median seconds for a fresh interpreter to start and import ``modules``."""
+def import_time(modules: tuple[str, ...] = PIPELINE_IMPORTS, repeats: int = 5) -> float:
+    """Seconds for a fresh interpreter to start and import ``modules``: the fastest of ``repeats``, as a floor is what
+    a job cannot go below (the median of a few runs moves with whatever else the machine does)."""
     statement = "; ".join(f"import {m}" for m in modules)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", statement], check=True, capture_output=True)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return min(times)
 
 
 def evaluate_grid(catalog: Catalog, serving: ServingInputs, contexts: np.ndarray, batches: np.ndarray) -> dict[str, np.ndarray]:

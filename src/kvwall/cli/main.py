@@ -559,7 +559,9 @@ def build_parser() -> argparse.ArgumentParser:
         "crossover", parents=common, help="traffic crossover s*(b) and capacity crossover s_cap",
         description="The traffic crossover s*(b) = P w_p / (b 2 L n_kv d_h w_kv), the context above which a decode "
         "step reads more KV than weights (SoK Table 4), and the capacity crossover s_cap(b) on each device, the "
-        "context at which a batch no longer fits beside the weights (section 3.4), per batch size.")
+        "context at which a batch no longer fits beside the weights (section 3.4), per batch size; per device of a "
+        "deployment (--devices --tp --pp --ep --dp) too, and with --context, each device's bytes, regime and step "
+        "times at that context, as `regime` gives them.")
     model_option(p)
     p.add_argument("--device", nargs="+", help="device id(s) for s_cap (default: every device)")
     p.add_argument("--batch", type=_positive_int, nargs="+", default=list(TABLE4_BATCHES),
