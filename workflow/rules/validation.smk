@@ -42,35 +42,43 @@ VALIDATION_ARTIFACTS += expand(
     "figures/{figure}.{ext}", figure=SERVING_FIGURES, ext=("svg", "pdf", "png")
 )
 
-for serving_figure, serving_module in SERVING_FIGURES.items():
 
-    rule:
-        name:
-            f"figure_{serving_figure}"
-        input:
-            SPEC_INPUTS,
-            "matplotlibrc",
-            measurements=SERVING_MEASUREMENTS,
-            validation=VALIDATION_MAP,
-            code=kvwall_code(
-                "workflow/scripts/validation_figure.py",
-                f"kvwall.figures.serving.{serving_module}",
+# SVG (in the report, with its caption), PDF and PNG of every validation figure, named <figure>_<format>.
+SERVING_FIGURE_OUTPUTS = {}
+for serving_figure in SERVING_FIGURES:
+    SERVING_FIGURE_OUTPUTS[f"{serving_figure}_svg"] = report(
+        f"figures/{serving_figure}.svg",
+        caption=f"../report/{serving_figure}.rst",
+        category="Validation",
+        labels={"figure": serving_figure, "evidence": "derived, reported"},
+    )
+    for serving_ext in ("pdf", "png"):
+        SERVING_FIGURE_OUTPUTS[f"{serving_figure}_{serving_ext}"] = (
+            f"figures/{serving_figure}.{serving_ext}"
+        )
+
+
+# One job draws the four figures: each needs the whole validation, which takes longer than drawing a figure.
+rule validation_figures:
+    input:
+        SPEC_INPUTS,
+        "matplotlibrc",
+        measurements=SERVING_MEASUREMENTS,
+        validation=VALIDATION_MAP,
+        code=kvwall_code(
+            "workflow/scripts/validation_figures.py",
+            *(
+                f"kvwall.figures.serving.{module}"
+                for module in SERVING_FIGURES.values()
             ),
-        output:
-            svg=report(
-                f"figures/{serving_figure}.svg",
-                caption=f"../report/{serving_figure}.rst",
-                category="Validation",
-                labels={"figure": serving_figure, "evidence": "derived, reported"},
-            ),
-            pdf=f"figures/{serving_figure}.pdf",
-            png=f"figures/{serving_figure}.png",
-        log:
-            f"logs/validation/{serving_figure}.log",
-        conda:
-            "../envs/kvwall.yaml"
-        params:
-            module=f"kvwall.figures.serving.{serving_module}",
-            stamps=CHECKED_STAMPS,
-        script:
-            "../scripts/validation_figure.py"
+        ),
+    output:
+        **SERVING_FIGURE_OUTPUTS,
+    log:
+        "logs/validation/figures.log",
+    conda:
+        "../envs/kvwall.yaml"
+    params:
+        stamps=CHECKED_STAMPS,
+    script:
+        "../scripts/validation_figures.py"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy.special import stdtrit
 
 from kvwall.units import GB, to_base
 
@@ -33,15 +33,17 @@ def fit_line(x: ArrayLike, y: ArrayLike, confidence: float = 0.95) -> LineFit:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.size < 3 or np.ptp(x) == 0:
         raise ValueError("a line fit needs at least three points at two or more x values")
-    result = stats.linregress(x, y)
-    half = stats.t.ppf(0.5 + confidence / 2, x.size - 2)
-    slope_half, intercept_half = half * result.stderr, half * result.intercept_stderr
+    (slope, intercept), covariance = np.polyfit(x, y, 1, cov=True)  # scaled by the residual variance, n - 2 dof
+    slope_stderr, intercept_stderr = np.sqrt(np.diag(covariance))
+    half = stdtrit(x.size - 2, 0.5 + confidence / 2)  # Student's t quantile
+    slope_half, intercept_half = half * slope_stderr, half * intercept_stderr
+    residual = y - (intercept + slope * x)
     return LineFit(
-        intercept=float(result.intercept),
-        slope=float(result.slope),
-        intercept_ci=(float(result.intercept - intercept_half), float(result.intercept + intercept_half)),
-        slope_ci=(float(result.slope - slope_half), float(result.slope + slope_half)),
-        r_squared=float(result.rvalue**2),
+        intercept=float(intercept),
+        slope=float(slope),
+        intercept_ci=(float(intercept - intercept_half), float(intercept + intercept_half)),
+        slope_ci=(float(slope - slope_half), float(slope + slope_half)),
+        r_squared=float(1.0 - residual @ residual / np.sum((y - y.mean()) ** 2)),
         n=int(x.size),
         confidence=confidence,
     )

@@ -1,8 +1,9 @@
-"""Draw one validation figure of kvwall.figures.serving and save it as SVG, PDF and PNG."""
+"""Draw every validation figure of kvwall.figures.serving from one validation, each as SVG, PDF and PNG."""
 
 import sys
 from importlib import import_module
 
+from kvwall.figures.serving import SERVING_FIGURES
 from kvwall.figures.style import save
 from kvwall.inputs.loader import load_catalog
 from kvwall.validation.run import validate_file
@@ -10,4 +11,6 @@ from kvwall.validation.run import validate_file
 sys.stderr = open(snakemake.log[0], "w")
 catalog = load_catalog(snakemake.config["config_dir"])
 rows, _, result = validate_file(snakemake.input.measurements, snakemake.input.validation, catalog, snakemake.params.stamps)
-save(import_module(snakemake.params.module).draw(result, rows), snakemake.output)
+for figure, module in SERVING_FIGURES.items():
+    drawn = import_module(f"kvwall.figures.serving.{module}").draw(result, rows)
+    save(drawn, [snakemake.output[f"{figure}_{ext}"] for ext in ("svg", "pdf", "png")])
