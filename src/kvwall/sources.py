@@ -56,6 +56,7 @@ class SourceTree:
     def __init__(self, source_root: str | Path):
         self.root = Path(source_root)
 
+    @lru_cache(maxsize=None)
     def _file(self, module: str) -> Path | None:
         """The file of the dotted ``module``: ``a/b.py`` or ``a/b/__init__.py``; None for a name that is no module."""
         base = self.root.joinpath(*module.split("."))
@@ -101,8 +102,13 @@ class SourceTree:
             path = self._file(module)
             paths.add(path)
             if path.name == "__init__.py":
-                paths.update(p for p in path.parent.glob("*/*") if _is_data_file(p))
+                paths.update(self._package_data(path.parent))
         return sorted(p.as_posix() for p in paths)
+
+    @lru_cache(maxsize=None)
+    def _package_data(self, package: Path) -> tuple[Path, ...]:
+        """The data files (templates, schemas) in the folders of ``package``."""
+        return tuple(p for p in package.glob("*/*") if _is_data_file(p))
 
     def files_of_script(self, script: str | Path, *extra_modules: str) -> list[str]:
         """The kvwall files that running ``script`` (a .py file or an .ipynb's code cells) reads, with ``extra_modules``."""

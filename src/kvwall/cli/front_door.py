@@ -22,7 +22,7 @@ from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported
-from kvwall.inputs.serving import SERVING_MEASUREMENTS, read_serving_measurements
+from kvwall.inputs.serving import SERVING_MEASUREMENTS, check_serving_measurements
 from kvwall.inputs.validation_map import VALIDATION_FILE, ValidationMap, load_validation_map
 from kvwall.measure.config import MODES, MeasureConfig, load_measure_config
 from kvwall.measure.record import read_record
@@ -153,5 +153,5 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
         read_record(record)
     _check_printed(config_dir / PRINTED_FILE, catalog, selections)
     validation = load_validation_map(config_dir / VALIDATION_FILE, catalog)
-    read_serving_measurements(serving_measurements, stamp_dir)
+    check_serving_measurements(serving_measurements, stamp_dir)
     return Inputs(catalog, selections, reported, tiers, measure, records, validation)

@@ -46,26 +46,57 @@ def _stamp(content: bytes) -> str:
     return hashlib.sha256(checked).hexdigest()
 
 
-def read_serving_measurements(path: str | Path, stamp_dir: str | Path | None = None) -> pd.DataFrame:
-    """The rows of ``path`` as a DataFrame (blank cells NaN), after validating every row against the schema."""
-    path = Path(path)
+def _text(path: Path) -> tuple[bytes, str]:
+    """The bytes of ``path`` and their text: a regular file of at most MAX_BYTES, in UTF-8."""
     if not path.is_file():
         raise SpecError(path, "", "no such file" if not path.exists() else "not a regular file")
     if path.stat().st_size > MAX_BYTES:
         raise SpecError(path, "", f"larger than {MAX_BYTES // 2**20} MiB")
     content = path.read_bytes()
     try:
-        text = content.decode("utf-8")
+        return content, content.decode("utf-8")
     except UnicodeDecodeError as error:
         raise SpecError(path, "", f"not UTF-8 text ({error.reason} at byte {error.start})") from None
-    rows = [{name: _cell(value or "") for name, value in row.items() if name is not None}
+
+
+def _rows(text: str) -> list[dict]:
+    return [{name: _cell(value or "") for name, value in row.items() if name is not None}
             for row in csv.DictReader(text.splitlines())]
-    stamp = Path(stamp_dir) / _stamp(content) if stamp_dir is not None else None
-    if stamp is None or not stamp.is_file():
-        _validate(rows, path)
-        if stamp is not None:
-            stamp.parent.mkdir(parents=True, exist_ok=True)
-            stamp.touch()
+
+
+def _validation_due(content: bytes, stamp_dir: str | Path | None) -> tuple[bool, Path | None]:
+    """Whether rows of these bytes must be validated (not when ``stamp_dir`` holds their stamp), and the stamp to
+    write once they pass (None without a ``stamp_dir``: then every read validates)."""
+    if stamp_dir is None:
+        return True, None
+    stamp = Path(stamp_dir) / _stamp(content)
+    return not stamp.is_file(), stamp
+
+
+def _validate_and_stamp(rows: list[dict], path: Path, stamp: Path | None) -> None:
+    _validate(rows, path)
+    if stamp is not None:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+
+
+def check_serving_measurements(path: str | Path, stamp_dir: str | Path | None = None) -> None:
+    """Refuse ``path`` as read_serving_measurements does; where its bytes are stamped, without parsing its rows."""
+    path = Path(path)
+    content, text = _text(path)
+    due, stamp = _validation_due(content, stamp_dir)
+    if due:
+        _validate_and_stamp(_rows(text), path, stamp)
+
+
+def read_serving_measurements(path: str | Path, stamp_dir: str | Path | None = None) -> pd.DataFrame:
+    """The rows of ``path`` as a DataFrame (blank cells NaN), after validating every row against the schema."""
+    path = Path(path)
+    content, text = _text(path)
+    rows = _rows(text)
+    due, stamp = _validation_due(content, stamp_dir)
+    if due:
+        _validate_and_stamp(rows, path, stamp)
     return pd.DataFrame.from_records(rows)
 
 
@@ -80,7 +111,8 @@ def _validate(rows: list[dict], path: Path) -> None:
         index, column = int(where.group(1)), where.group(2).split(".")[0]
         row_id = rows[index].get("id")
         raise SpecError(path, f"line {index + 2} (id {row_id}): {column or 'row'}", error.reason) from None
-    ids = pd.Series([row["id"] for row in rows])
-    repeated = ids[ids.duplicated()]
-    if not repeated.empty:
-        raise SpecError(path, f"line {int(repeated.index[0]) + 2}: id", f"{repeated.iloc[0]!r} is given twice")
+    seen: set = set()
+    for index, row in enumerate(rows):
+        if row["id"] in seen:
+            raise SpecError(path, f"line {index + 2}: id", f"{row['id']!r} is given twice")
+        seen.add(row["id"])
