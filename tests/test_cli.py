@@ -1,6 +1,7 @@
 """The kvwall command answers with the paper's numbers (SoK Tables 4, 5, 7, sections 1.2, 3.4), and fails cleanly."""
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -380,3 +381,18 @@ def test_the_shipped_catalogue_is_config(root):
 
     for name in (*SPEC_FILES.values(), DEVICE_ASSUMPTIONS_FILE, VALIDATION_FILE):
         assert (packaged_config_dir() / name).read_bytes() == (root / "config" / name).read_bytes(), name
+
+
+def readme_commands() -> list[list[str]]:
+    """The `kvwall` command lines of the README's "Asking kvwall directly", without `uv run --frozen` and redirects."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Asking kvwall directly", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("#", 1)[0].split(">", 1)[0] for line in block.splitlines()]
+    return [shlex.split(line)[4:] for line in lines if line.startswith("uv run --frozen kvwall ")]
+
+
+@pytest.mark.parametrize("argv", readme_commands(), ids=" ".join)
+def test_every_command_the_readme_shows_answers(argv, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    assert main(argv) == 0
+    assert capsys.readouterr().out
