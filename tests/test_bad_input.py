@@ -99,6 +99,16 @@ def test_unit_of_the_wrong_dimension(tmp_path):
     assert (error.key, error.reason) == ("devices.h100-sxm.hbm_bandwidth.unit", "unit 'TB' measures bytes, expected bytes/s")
 
 
+def test_a_fabric_of_no_devices_or_a_scale_out_link_in_bytes(tmp_path):
+    error = spec_error(tmp_path / "domain", "device_assumptions.yaml", "domain: {value: 8, unit: count, source: hgx-8-gpu-cx7}",
+                       "domain: {value: 0, unit: count, source: hgx-8-gpu-cx7}")
+    assert (error.key, error.reason) == ("device_assumptions.h100-sxm.fabric.domain.value", "must be >= 1 (got 0)")
+    error = spec_error(tmp_path / "unit", "device_assumptions.yaml", "{value: 400, unit: Gb/s, source: hgx-8-gpu-cx7}",
+                       "{value: 400, unit: GB, source: hgx-8-gpu-cx7}")
+    assert (error.key, error.reason) == ("device_assumptions.h100-sxm.fabric.scale_out.bandwidth.unit",
+                                         "unit 'GB' measures bytes, expected bytes/s")
+
+
 def test_count_with_a_unit(tmp_path):
     error = spec_error(tmp_path, "models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: 80, unit: layers}")
     assert (error.key, error.reason) == ("models.llama-3-70b.n_layers.unit", "unit 'layers' is not understood here (expected 'count')")

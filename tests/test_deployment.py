@@ -9,9 +9,11 @@ import pytest
 
 from kvwall.cli.main import main
 from kvwall.cli.serving import device_answer
-from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deployment, load_serving_inputs
+from kvwall.inputs.deployment import (NO_LINK, CollectiveLink, Deployment, DeploymentError, checked_deployment,
+                                     load_serving_inputs)
 from kvwall.model.capacity import deployment_capacity_crossover, device_traffic_crossover, sequences_that_fit
-from kvwall.model.collectives import ring_all_reduce_bytes, tensor_parallel_time
+from kvwall.model.collectives import (DomainError, expert_parallel_time, pipeline_time, ring_all_reduce_bytes,
+                                      stage_boundaries_past_domain, tensor_parallel_time)
 from kvwall.model.regimes import capacity_crossover, traffic_crossover
 from kvwall.model.roofline import resident_weight_bytes, step_flops, step_time, step_weight_bytes
 from kvwall.model.sharding import (kv_bytes_per_device, kv_heads_per_device, resident_weight_bytes_per_device,
@@ -72,8 +74,62 @@ def test_ring_all_reduce_and_tensor_parallel_time(llama70):
     d = checked_deployment(llama70, Deployment(4, 4))
     message = 32 * 8192 * 2  # b x hidden x bf16
     by_hand = 2 * 80 * (2 * 3 / 4 * message / 450e9 + 10e-6)
-    assert float(tensor_parallel_time(llama70, d, 32, 450e9, 10e-6, 2.0)) == pytest.approx(by_hand, rel=1e-12)
-    assert float(tensor_parallel_time(llama70, Deployment(), 32, 450e9, 10e-6, 2.0)) == 0.0
+    nvlink = CollectiveLink("NVLink 4", 450e9)
+    assert float(tensor_parallel_time(llama70, d, 32, nvlink, 10e-6, 2.0)) == pytest.approx(by_hand, rel=1e-12)
+    assert float(tensor_parallel_time(llama70, Deployment(), 32, nvlink, 10e-6, 2.0)) == 0.0
+
+
+HGX = CollectiveLink("NVLink 4", 450e9, domain=8, scale_out_name="ConnectX-7 400 Gb/s", scale_out=50e9)
+
+
+def test_a_ring_past_its_domain_runs_at_the_scale_out_rate(llama70):
+    message = 32 * 8192 * 2
+    inside = checked_deployment(llama70, Deployment(8, 8))
+    assert float(tensor_parallel_time(llama70, inside, 32, HGX, 10e-6, 2.0)) == pytest.approx(
+        2 * 80 * (2 * 7 / 8 * message / 450e9 + 10e-6), rel=1e-12)
+    across = checked_deployment(llama70, Deployment(16, 16))  # two 8-GPU boards: the ring's slowest hop is the NIC
+    assert float(tensor_parallel_time(llama70, across, 32, HGX, 10e-6, 2.0)) == pytest.approx(
+        2 * 80 * (2 * 15 / 16 * message / 50e9 + 10e-6), rel=1e-12)
+
+
+def test_expert_dispatch_past_its_domain_splits_over_both_links(catalog):
+    deepseek = catalog.models["deepseek-v3"]  # hidden 7,168, k = 8 of 256 routed experts, 58 MoE layers of 61
+    d = checked_deployment(deepseek, Deployment(16, 1, 1, 16, 16))  # DP 16, EP 16 over two 8-GPU boards
+    activations = 4 * 8 * 7168 * 2  # ceil(64 / 16) tokens per device x k x hidden x bf16
+    # 7 of the 16 destinations on the device's own board (NVLink), 8 on the other (the NIC): the NIC is slower
+    inside, outside = activations * 7 / 16 / 450e9, activations * 8 / 16 / 50e9
+    assert outside > inside
+    assert float(expert_parallel_time(deepseek, d, 64, HGX, 10e-6, 2.0)) == pytest.approx(
+        2 * 58 * (outside + 10e-6), rel=1e-12)
+    one_board = checked_deployment(deepseek, Deployment(8, 1, 1, 8, 8))
+    assert float(expert_parallel_time(deepseek, one_board, 64, HGX, 10e-6, 2.0)) == pytest.approx(
+        2 * 58 * (8 * 8 * 7168 * 2 * 7 / 8 / 450e9 + 10e-6), rel=1e-12)
+
+
+def test_stage_boundaries_between_domains_go_over_the_network(llama70):
+    # PP 4 of TP 4: stages on devices 0-3, 4-7 | 8-11, 12-15; only the boundary at device 8 leaves a board
+    d = checked_deployment(llama70, Deployment(16, 4, 4))
+    assert stage_boundaries_past_domain(d, HGX) == 1
+    message = 32 * 8192 * 2
+    assert float(pipeline_time(llama70, d, 32, HGX, 10e-6, 2.0)) == pytest.approx(
+        2 * (message / 450e9 + 10e-6) + (message / 50e9 + 10e-6), rel=1e-12)
+    assert stage_boundaries_past_domain(checked_deployment(llama70, Deployment(16, 8, 2)), HGX) == 1
+    assert stage_boundaries_past_domain(d, CollectiveLink("NVLink 5", 900e9)) == 0  # no domain: one fabric
+
+
+def test_a_domain_without_a_scale_out_link_cannot_be_left(llama70):
+    pod = CollectiveLink("ICI", 400e9, domain=8)
+    with pytest.raises(DomainError, match="TP 16 spans 16 devices, past the 8 that ICI connects"):
+        tensor_parallel_time(llama70, checked_deployment(llama70, Deployment(16, 16)), 32, pod, 10e-6, 2.0)
+
+
+def test_the_catalogue_fabrics_are_assumptions(catalog):
+    h100, gb200, v5p = (catalog.devices[i] for i in ("h100-sxm", "gb200", "tpu-v5p"))
+    assert (h100.fabric.domain, h100.fabric.scale_out) == (8, 50e9)  # 400 Gb/s, one NIC per GPU
+    assert gb200.fabric.domain == 72 and v5p.fabric.scale_out is None
+    assert h100.provenance["fabric.domain"].evidence == h100.provenance["fabric.scale_out"].evidence == "assumption"
+    link = load_serving_inputs(catalog).link_of(h100)
+    assert (link.bandwidth, link.domain, link.scale_out) == (450e9, 8, 50e9)
 
 
 def test_capacity_per_device(llama70, catalog):
@@ -106,7 +162,7 @@ def test_one_device_reproduces_the_paper_frame_exactly(catalog, model_id):
     assert step_weight_bytes_per_device(model, d, batch) == step_weight_bytes(model, 2.0, batch)
     assert kv_bytes_per_device(model, d, context, batch) == kv_bytes(model, context, 2.0, batch)
     assert step_flops_per_device(model, d, context, batch) == step_flops(model, context, batch)
-    step = device_step(model, d, context, batch, b200.hbm_bandwidth, b200.dense_flops["bf16"], 1.0, 1.0, 2.0, 1.0)
+    step = device_step(model, d, context, batch, b200.hbm_bandwidth, b200.dense_flops["bf16"], NO_LINK, 1.0, 2.0, 1.0)
     moved = step_weight_bytes(model, 2.0, batch) + kv_bytes(model, context, 2.0, batch)
     assert step.bound == step.estimate == step_time(step_flops(model, context, batch), moved, b200.dense_flops["bf16"],
                                                     b200.hbm_bandwidth)

@@ -171,7 +171,7 @@ def evaluate_grid(catalog: Catalog, serving: ServingInputs, contexts: np.ndarray
     evaluate their outer product, as a sweep over (s, b) does."""
     a, model, device = catalog.assumptions, catalog.model, catalog.device
     step = device_step(model, GRID_DEPLOYMENT, contexts, batches, device.hbm_bandwidth,
-                       device.dense_flops[a.compute_precision], serving.link_of(device).bandwidth,
+                       device.dense_flops[a.compute_precision], serving.link_of(device),
                        serving.collective_latency, serving.activation_bytes, serving.hbm_bandwidth_efficiency)
     weights = step_weight_bytes(model, a.weight_bytes_per_param, batches)
     s_star = traffic_crossover(model, weights, a.kv_bytes_per_element, batches)

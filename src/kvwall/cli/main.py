@@ -34,6 +34,7 @@ from kvwall.inputs.loader import LARGEST, SpecError, load_catalog, load_user_spe
 from kvwall.inputs.packaged import packaged_config_dir
 from kvwall.inputs.plausibility import catalogue_findings
 from kvwall.inputs.specs import Device, Model
+from kvwall.model.collectives import DomainError
 from kvwall.model.equations import CAPACITY_EQUATION, TRAFFIC_EQUATION, crossover_equation
 from kvwall.model.params import architecture_params
 from kvwall.measure import command as measure_command
@@ -663,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except SpecError as err:
         print(f"kvwall: {err}", file=sys.stderr)
-    except CommandError as err:
+    except (CommandError, DomainError) as err:
         print(f"kvwall: {err}", file=sys.stderr)
     except BrokenPipeError:  # output piped into a reader that stopped early (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

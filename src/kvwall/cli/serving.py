@@ -6,11 +6,10 @@ equation each rests on built from the model's attention kind, its experts and th
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields, replace
 
 from kvwall.cli.answers import Quantity, derived, given, stated
-from kvwall.inputs.deployment import Deployment, ServingInputs
+from kvwall.inputs.deployment import CollectiveLink, Deployment, ServingInputs
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.equations import kv_share_equation, weight_equation
 from kvwall.model.capacity import (deployment_capacity_crossover, device_traffic_crossover, kv_memory_per_device,
@@ -62,9 +61,17 @@ class DeviceAnswer:
 
 def _step(model: Model, device: Device, d: Deployment, context: float, batch: float, serving: ServingInputs,
           precision: str):
-    link = serving.link_of(device).bandwidth if d.devices > 1 else math.inf
-    return device_step(model, d, context, batch, device.hbm_bandwidth, device.dense_flops[precision], link,
-                       serving.collective_latency, serving.activation_bytes, serving.hbm_bandwidth_efficiency)
+    return device_step(model, d, context, batch, device.hbm_bandwidth, device.dense_flops[precision],
+                       serving.link_for(device, d), serving.collective_latency, serving.activation_bytes,
+                       serving.hbm_bandwidth_efficiency)
+
+
+def _links_used(link: CollectiveLink, d: Deployment) -> str:
+    """The links a deployment's collectives run over: the scale-up link, and past its domain the scale-out link."""
+    if link.within_domain(d.devices):
+        return link.name
+    return (f"{link.name} inside each {link.domain}-device domain and {link.scale_out_name or 'no stated link'} past "
+            "it (assumption fabric, config/device_assumptions.yaml)")
 
 
 def narrower_formats(current: str) -> tuple[str, ...]:
@@ -101,7 +108,7 @@ def device_answer(model: Model, device: Device, d: Deployment, batch: int, conte
              ("EP", d.expert_parallel > 1, "dispatch and combine of k expert activations per token per MoE layer"),
              ("PP", d.pipeline_parallel > 1, "one send of ceil(b / DP) x hidden activations per stage boundary")]
     applied = "; ".join(f"{name}: {what}" for name, used, what in parts if used)
-    link_basis = f"{applied or 'none'}; over {serving.link_of(device).name}, " \
+    link_basis = f"{applied or 'none'}; over {_links_used(serving.link_for(device, d), d)}, " \
         f"{serving.collective_latency * 1e6:g} us each (assumption collective_latency)" if d.devices > 1 \
         else "no collectives on one device"
     return DeviceAnswer(

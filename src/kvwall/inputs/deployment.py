@@ -8,6 +8,7 @@ each expert's matrices; with attention DP the experts span every device of the s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
@@ -99,22 +100,40 @@ def checked_deployment(model: Model, deployment: Deployment, flags: Mapping[str,
 
 @dataclass(frozen=True)
 class CollectiveLink:
-    """The rate one device sends collectives at over its scale-up link (NVLink, Infinity Fabric, ICI), one way."""
+    """The rates one device sends collectives at, one way: over its scale-up link (NVLink, Infinity Fabric, ICI) to
+    the ``domain`` devices it connects, over its scale-out link (``scale_out``) to any other. Without a domain the
+    scale-up link reaches every device."""
 
     name: str
     bandwidth: float  # bytes/s, one direction, per device
+    domain: int | None = None
+    scale_out_name: str | None = None
+    scale_out: float | None = None  # bytes/s, one direction, per device; None where none is stated
+
+    def within_domain(self, group: int) -> bool:
+        """Whether ``group`` consecutive devices fit in one scale-up domain (a group placed inside one when it fits)."""
+        return self.domain is None or group <= self.domain
+
+
+#: The link of a deployment of one device: it sends no collective.
+NO_LINK = CollectiveLink("none", math.inf)
 
 
 def collective_link(device: Device, devices_file: str) -> CollectiveLink:
     """One device's one-way scale-up rate, from the link its datasheet prints (``Device.scale_up``): the rate per
     device, or per link times the links; halved where the datasheet counts both directions together, as NVLink's and
-    Infinity Fabric's do, or does not say (then the rate of one direction cannot be more than the total)."""
+    Infinity Fabric's do, or does not say (then the rate of one direction cannot be more than the total). With the
+    device's fabric (config/device_assumptions.yaml): the domain that rate reaches, and the scale-out rate past it."""
     link = device.scale_up
     if link is None:
         raise SpecError(devices_file, f"devices.{device.id}.scale_up", f"no scale-up link: a deployment of more than one "
                                                                        f"{device.name} needs the rate its devices exchange data at")
     total = link.bandwidth * (link.links or 1)
-    return CollectiveLink(link.name, total if link.direction == "one-way" else total / 2)
+    one_way = total if link.direction == "one-way" else total / 2
+    fabric = device.fabric
+    if fabric is None:
+        return CollectiveLink(link.name, one_way)
+    return CollectiveLink(link.name, one_way, fabric.domain, fabric.scale_out_name, fabric.scale_out)
 
 
 @dataclass(frozen=True)
@@ -131,6 +150,10 @@ class ServingInputs:
     def link_of(self, device: Device) -> CollectiveLink:
         """The one-way rate ``device`` exchanges collectives at; SpecError when its spec has no scale-up link."""
         return collective_link(device, self.devices_file)
+
+    def link_for(self, device: Device, d: Deployment) -> CollectiveLink:
+        """The link the collectives of ``d`` on ``device`` run over: NO_LINK on one device, which sends none."""
+        return NO_LINK if d.devices == 1 else self.link_of(device)
 
 
 def load_serving_inputs(catalog: Catalog) -> ServingInputs:

@@ -1,4 +1,6 @@
-"""Dense rates no datasheet states (config/device_assumptions.yaml), added to the devices they estimate.
+"""Device numbers no datasheet states (config/device_assumptions.yaml), added to the devices they describe: dense
+rates estimated from the datasheets, and the fabric a device is deployed in (how many devices one scale-up link
+connects, and the scale-out link past them).
 
 Each keeps its evidence class, assumption, in the device's provenance; a datasheet rate is never overridden.
 """
@@ -9,11 +11,20 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Mapping
 
-from kvwall.inputs.specs import Device
+from kvwall.inputs.specs import Device, Fabric
 
 
-def with_assumed_rates(devices: Mapping[str, Device], document: Mapping, reader) -> dict[str, Device]:
-    """The devices with the assumed dense rates of ``document`` added."""
+def _fabric(entry: Mapping, key: str, prov: dict, reader) -> Fabric:
+    prov["fabric.domain"] = reader.quantity(entry["domain"], f"{key}.fabric.domain", "count")
+    scale_out = entry.get("scale_out")
+    if scale_out is None:
+        return Fabric(int(prov["fabric.domain"].value), None, None)
+    prov["fabric.scale_out"] = reader.quantity(scale_out["bandwidth"], f"{key}.fabric.scale_out.bandwidth", "bytes/s")
+    return Fabric(int(prov["fabric.domain"].value), scale_out["name"], prov["fabric.scale_out"].value)
+
+
+def with_assumptions(devices: Mapping[str, Device], document: Mapping, reader) -> dict[str, Device]:
+    """The devices with the assumed dense rates and fabrics of ``document`` added."""
     from kvwall.inputs.loader import SpecError
 
     result = dict(devices)
@@ -23,10 +34,16 @@ def with_assumed_rates(devices: Mapping[str, Device], document: Mapping, reader)
             raise SpecError(reader.file, key, f"device {device_id!r} is not in the devices file")
         device = result[device_id]
         flops, prov = dict(device.dense_flops), dict(device.provenance)
-        for precision, node in entry["dense_flops"].items():
+        for precision, node in entry.get("dense_flops", {}).items():
             if precision in flops:
                 raise SpecError(reader.file, f"{key}.dense_flops.{precision}", "the datasheet states this rate; an assumption cannot replace it")
             prov[f"dense_flops.{precision}"] = reader.quantity(node, f"{key}.dense_flops.{precision}", "FLOP/s")
             flops[precision] = prov[f"dense_flops.{precision}"].value
-        result[device_id] = replace(device, dense_flops=MappingProxyType(flops), provenance=MappingProxyType(prov))
+        fabric = device.fabric
+        if "fabric" in entry:
+            if device.scale_up is None:
+                raise SpecError(reader.file, f"{key}.fabric", "a fabric needs the device's scale-up link (devices.yaml scale_up)")
+            fabric = _fabric(entry["fabric"], key, prov, reader)
+        result[device_id] = replace(device, dense_flops=MappingProxyType(flops), fabric=fabric,
+                                    provenance=MappingProxyType(prov))
     return result

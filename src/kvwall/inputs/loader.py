@@ -18,7 +18,7 @@ import jsonschema
 from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
-from kvwall.inputs.device_assumptions import with_assumed_rates
+from kvwall.inputs.device_assumptions import with_assumptions
 from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.reader import SpecError, key_path, parse_yaml, read_yaml
 from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, ScaleUpLink, SlidingWindowAttention, Sourced,
@@ -441,7 +441,7 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     devices = _devices(*docs["devices"])
     if (config_dir / DEVICE_ASSUMPTIONS_FILE).is_file():
         paths["device_assumptions"] = config_dir / DEVICE_ASSUMPTIONS_FILE
-        devices = with_assumed_rates(devices, *_load(paths["device_assumptions"], "device_assumptions"))
+        devices = with_assumptions(devices, *_load(paths["device_assumptions"], "device_assumptions"))
     models = _models(*docs["models"])
     links = _links(*docs["links"])
     assumptions = _assumptions(*docs["assumptions"])

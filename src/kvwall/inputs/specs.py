@@ -47,6 +47,17 @@ class ScaleUpLink:
 
 
 @dataclass(frozen=True)
+class Fabric:
+    """How far a device's scale-up link reaches, and what carries data past it: ``domain`` devices share one
+    scale-up fabric (an 8-GPU board, a 72-GPU rack, a TPU pod); beyond it, each device's scale-out link,
+    ``scale_out`` bytes/s one way (None where none is stated: no deployment may then leave the domain)."""
+
+    domain: int
+    scale_out_name: str | None
+    scale_out: float | None
+
+
+@dataclass(frozen=True)
 class Device:
     """An accelerator package (SoK Table 3)."""
 
@@ -59,6 +70,7 @@ class Device:
     die_to_die_bandwidth: float | None  # bytes/s across the package fabric; None where undisclosed
     dense_flops: Mapping[str, float]  # FLOP/s by precision, dense tensor-core rates
     scale_up: ScaleUpLink | None = None
+    fabric: Fabric | None = None  # None: the scale-up link reaches every device of a deployment
     provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
 
 

@@ -1,7 +1,10 @@
-"""Collectives a decode step needs under a deployment, in seconds: bytes over the per-GPU link plus a latency each.
+"""Collectives a decode step needs under a deployment, in seconds: bytes over the per-device link plus a latency each.
 
-Ring all-reduce under TP, dispatch and combine under EP, one send per stage boundary under PP. Link rates and the
-per-collective latency are inputs (the scale-up link of config/devices.yaml, config/assumptions.yaml).
+Ring all-reduce under TP, dispatch and combine under EP, one send per stage boundary under PP. Devices are numbered
+TP fastest, then DP, then PP, and fill one scale-up domain after another; what a collective sends inside its
+domain goes at the scale-up rate, what it sends past it at the scale-out rate (kvwall.inputs.deployment
+CollectiveLink: the scale-up link of config/devices.yaml, the fabric of config/device_assumptions.yaml, the
+latency of config/assumptions.yaml).
 """
 
 from __future__ import annotations
@@ -9,9 +12,20 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kvwall.inputs.deployment import Deployment
+from kvwall.inputs.deployment import CollectiveLink, Deployment
 from kvwall.inputs.specs import Model
 from kvwall.model.sharding import sequences_per_replica
+
+
+class DomainError(ValueError):
+    """A collective leaves the scale-up domain of a device whose fabric states no scale-out link."""
+
+
+def _scale_out(link: CollectiveLink, group: int, what: str) -> float:
+    if link.scale_out is None:
+        raise DomainError(f"{what} spans {group} devices, past the {link.domain} that {link.name} connects, and no "
+                          "scale-out link is stated for them (config/device_assumptions.yaml fabric.scale_out)")
+    return link.scale_out
 
 
 def ring_all_reduce_bytes(message_bytes: ArrayLike, ranks: int) -> np.ndarray:
@@ -19,42 +33,66 @@ def ring_all_reduce_bytes(message_bytes: ArrayLike, ranks: int) -> np.ndarray:
     return 2.0 * (ranks - 1) / ranks * np.asarray(message_bytes, dtype=float)
 
 
-def tensor_parallel_time(model: Model, d: Deployment, batch: ArrayLike, link_bandwidth: float, latency: float,
+def tensor_parallel_time(model: Model, d: Deployment, batch: ArrayLike, link: CollectiveLink, latency: float,
                          activation_bytes: float) -> np.ndarray:
     """Two all-reduces per layer (after attention and after the MLP) of the replica's b x hidden activations, over
-    every layer of the pipeline: 2 L (2 (TP - 1) / TP x bytes / link + latency); 0 without TP."""
+    every layer of the pipeline: 2 L (2 (TP - 1) / TP x bytes / link + latency); 0 without TP. A ring that leaves
+    its scale-up domain runs at the scale-out rate, its slowest hop."""
     b = np.asarray(batch, dtype=float)
     if d.tensor_parallel == 1:
         return np.zeros_like(b)
+    tp = d.tensor_parallel
+    rate = link.bandwidth if link.within_domain(tp) else _scale_out(link, tp, f"TP {tp}")
     message = sequences_per_replica(b, d.data_parallel) * model.hidden_size * activation_bytes
-    return 2.0 * model.n_layers * (ring_all_reduce_bytes(message, d.tensor_parallel) / link_bandwidth + latency)
+    return 2.0 * model.n_layers * (ring_all_reduce_bytes(message, tp) / rate + latency)
 
 
-def expert_parallel_time(model: Model, d: Deployment, batch: ArrayLike, link_bandwidth: float, latency: float,
+def expert_parallel_time(model: Model, d: Deployment, batch: ArrayLike, link: CollectiveLink, latency: float,
                          activation_bytes: float) -> np.ndarray:
     """Dispatch and combine in every MoE layer: each device sends its tokens' k expert activations, the (EP - 1) / EP
-    of them whose experts live elsewhere; 0 without EP."""
+    of them whose experts live elsewhere; 0 without EP. Where EP leaves the scale-up domain of D devices, the
+    (EP - D) / EP bound for other domains go at the scale-out rate while the (D - 1) / EP stay on the scale-up link,
+    and the slower of the two sets the time."""
     b = np.asarray(batch, dtype=float)
-    if d.expert_parallel == 1 or model.moe is None:
+    ep = d.expert_parallel
+    if ep == 1 or model.moe is None:
         return np.zeros_like(b)
     tokens = sequences_per_replica(b, d.data_parallel) / d.tensor_parallel
-    sent = tokens * model.moe.experts_per_token * model.hidden_size * activation_bytes * (d.expert_parallel - 1) / d.expert_parallel
+    activations = tokens * model.moe.experts_per_token * model.hidden_size * activation_bytes
     moe_layers = model.n_layers - model.moe.dense_layers
-    return 2.0 * moe_layers * (sent / link_bandwidth + latency)
+    if link.within_domain(ep):
+        return 2.0 * moe_layers * (activations * (ep - 1) / ep / link.bandwidth + latency)
+    inside = activations * (link.domain - 1) / ep / link.bandwidth
+    outside = activations * (ep - link.domain) / ep / _scale_out(link, ep, f"EP {ep}")
+    return 2.0 * moe_layers * (np.maximum(inside, outside) + latency)
 
 
-def pipeline_time(model: Model, d: Deployment, batch: ArrayLike, link_bandwidth: float, latency: float,
+def stage_boundaries_past_domain(d: Deployment, link: CollectiveLink) -> int:
+    """How many of the PP - 1 stage boundaries fall between two scale-up domains: the boundary before stage s, at
+    device s x TP x DP, where that device opens a new domain."""
+    if link.domain is None:
+        return 0
+    stage = d.tensor_parallel * d.data_parallel
+    return sum(1 for s in range(1, d.pipeline_parallel) if (s * stage) % link.domain == 0)
+
+
+def pipeline_time(model: Model, d: Deployment, batch: ArrayLike, link: CollectiveLink, latency: float,
                   activation_bytes: float) -> np.ndarray:
-    """One send of the replica's b x hidden activations per stage boundary: (PP - 1) (bytes / link + latency)."""
+    """One send of the replica's b x hidden activations per stage boundary: (PP - 1) (bytes / link + latency), the
+    boundaries between domains over the scale-out link."""
     b = np.asarray(batch, dtype=float)
     if d.pipeline_parallel == 1:
         return np.zeros_like(b)
     message = sequences_per_replica(b, d.data_parallel) * model.hidden_size * activation_bytes
-    return (d.pipeline_parallel - 1) * (message / link_bandwidth + latency)
+    past = stage_boundaries_past_domain(d, link)
+    inside = (d.pipeline_parallel - 1 - past) * (message / link.bandwidth + latency)
+    if past == 0:
+        return inside
+    return inside + past * (message / _scale_out(link, d.devices, f"PP {d.pipeline_parallel}") + latency)
 
 
-def collectives_time(model: Model, d: Deployment, batch: ArrayLike, link_bandwidth: float, latency: float,
+def collectives_time(model: Model, d: Deployment, batch: ArrayLike, link: CollectiveLink, latency: float,
                      activation_bytes: float) -> np.ndarray:
     """Seconds of every collective of one decode step, none overlapped with the others or with the step."""
-    args = (model, d, batch, link_bandwidth, latency, activation_bytes)
+    args = (model, d, batch, link, latency, activation_bytes)
     return tensor_parallel_time(*args) + expert_parallel_time(*args) + pipeline_time(*args)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kvwall.inputs.deployment import Deployment
+from kvwall.inputs.deployment import CollectiveLink, Deployment
 from kvwall.inputs.specs import Model
 from kvwall.model.collectives import collectives_time
 from kvwall.model.sharding import kv_bytes_per_device, step_flops_per_device, step_weight_bytes_per_device
@@ -41,14 +41,15 @@ class DeviceStep:
 
 
 def device_step(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLike, bandwidth: float, peak_flops: float,
-                link_bandwidth: float, latency: float, activation_bytes: float, efficiency: float) -> DeviceStep:
-    """The decode step of ``batch`` sequences of ``context`` tokens on one device of the deployment."""
+                link: CollectiveLink, latency: float, activation_bytes: float, efficiency: float) -> DeviceStep:
+    """The decode step of ``batch`` sequences of ``context`` tokens on one device of the deployment; ``link`` carries
+    its collectives (kvwall.inputs.deployment.NO_LINK for one device)."""
     weights = step_weight_bytes_per_device(model, d, batch)
     kv = kv_bytes_per_device(model, d, context, batch)
     flops = step_flops_per_device(model, d, context, batch)
     memory_time = (weights + kv) / bandwidth
     compute_time = np.asarray(flops) / peak_flops
-    collectives = collectives_time(model, d, batch, link_bandwidth, latency, activation_bytes)
+    collectives = collectives_time(model, d, batch, link, latency, activation_bytes)
     stages = d.pipeline_parallel
     return DeviceStep(
         weight_bytes=weights,

@@ -4,8 +4,6 @@ capacity, step_time). One device with TP 1 is the paper's frame (SoK Tables 5 an
 
 from __future__ import annotations
 
-import math
-
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.model.capacity import device_regime
@@ -36,9 +34,9 @@ def deployments(catalog: Catalog, selections: dict) -> Table:
                 row = {"model_id": model.id, "model": model.name, "device_id": device.id, "device": device.name,
                        "workload_id": w.id.upper(), "weight_format": weight_format}
                 if found is not None:
-                    link = serving.link_of(device).bandwidth if found.devices > 1 else math.inf
                     step = device_step(model, found, w.context, w.batch, device.hbm_bandwidth,
-                                       device.dense_flops[precision], link, serving.collective_latency,
+                                       device.dense_flops[precision], serving.link_for(device, found),
+                                       serving.collective_latency,
                                        serving.activation_bytes, serving.hbm_bandwidth_efficiency)
                     row.update({
                         "devices": found.devices, "layout": found.label,
@@ -62,7 +60,8 @@ def deployments(catalog: Catalog, selections: dict) -> Table:
         "touched). Regime per device: s*(b) and s_cap on the device's shares. Bound: max(memory, compute time) at the "
         f"datasheet bandwidth and dense {a.compute_precision} rate, no collectives; estimate: memory time at "
         f"{serving.hbm_bandwidth_efficiency:g} of the bandwidth plus every collective, no overlap (assumptions "
-        "hbm_bandwidth_efficiency, collective_latency). A device with no scale-up link in "
+        "hbm_bandwidth_efficiency, collective_latency), what leaves a scale-up domain at the scale-out rate (assumption "
+        "fabric). A device with no scale-up link in "
         f"{catalog.files['devices']} is tried on its own only.",
         columns=(
             Column("model_id", "Model id", printed=False),

@@ -100,11 +100,9 @@ def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Dep
     batch = running_batch(group["in_flight"].to_numpy(dtype=float), np.maximum(fitting, 1.0))
     precision = vmap.compute_precision[deployment.weight_format]
     peak = _peak(device, precision)
-    link = serving.link_of(device) if deployment.devices > 1 else None
     step = device_step(
-        model, deployment, context, batch, device.hbm_bandwidth, peak,
-        link.bandwidth if link else np.inf, serving.collective_latency, serving.activation_bytes,
-        serving.hbm_bandwidth_efficiency,
+        model, deployment, context, batch, device.hbm_bandwidth, peak, serving.link_for(device, deployment),
+        serving.collective_latency, serving.activation_bytes, serving.hbm_bandwidth_efficiency,
     )
     tokens = vmap.tokens_per_step
     weights_once = resident_weight_bytes_per_device(model, deployment) / device.hbm_bandwidth
