@@ -329,3 +329,16 @@ def test_a_device_without_a_scale_up_link_cannot_be_deployed_on_several(catalog)
         collective_link(lonely, "config/devices.yaml")
     assert error.value.key == "devices.h100-sxm.scale_up" and "no scale-up link" in error.value.reason
 
+
+
+def test_the_answer_says_how_many_scale_up_domains_a_deployment_fills(capsys):
+    argv = ["regime", "--model", "deepseek-v3", "--device", "h100-sxm", "--devices", "16", "--dp", "16", "--ep", "16",
+            "--weight-dtype", "native", "--batch", "64", "--context", "32k", "--json", "--config", CONFIG]
+    assert main(argv) == 0
+    per_device = json.loads(capsys.readouterr().out)["per_device"]
+    assert per_device["scale_up_domains"]["value"] == 2  # 16 GPUs on 8-GPU boards
+    assert "ConnectX-7 400 Gb/s past it" in per_device["collectives_time"]["basis"]
+    assert main(["fit", "--model", "llama-3-70b", "--device", "gb200", "--batch", "1", "--context", "8k", "--json",
+                 "--config", CONFIG]) == 0
+    found = json.loads(capsys.readouterr().out)["deployments"]
+    assert {f["scale_up_domains"]["value"] for f in found} == {1}  # up to 64 GPUs all fit one 72-GPU NVL72 rack

@@ -366,6 +366,7 @@ def regime(args: argparse.Namespace) -> int:
 
 _DEVICE_LABELS = {
     "devices": "devices",
+    "scale_up_domains": "scale-up domains spanned",
     "kv_heads_per_device": "KV heads per device",
     "weight_bytes_per_device": "weights per device (resident)",
     "step_weight_bytes_per_device": "weight bytes read per step",
@@ -439,11 +440,14 @@ def fit(args: argparse.Namespace) -> int:
     if not found:
         print("  none of up to 64 devices")
         return 0
-    print(f"  {'devices':>7}  {'layout':<16}{'weights/dev':>12}{'KV/dev':>11}  {'regime':<15}{'bound':>9}{'estimate':>10}")
+    print(f"  {'devices':>7}{'domains':>9}  {'layout':<16}{'weights/dev':>12}{'KV/dev':>11}  {'regime':<15}{'bound':>9}"
+          f"{'estimate':>10}")
     for f in found:
-        print(f"  {f.deployment.devices:>7}  {f.deployment.label:<16}{f.weight_bytes_per_device.value / 1e9:>9.1f} GB"
-              f"{f.kv_bytes_per_device.value / 1e9:>8.1f} GB  {f.regime:<15}{f.step_time_bound.value * 1e3:>6.1f} ms"
-              f"{f.step_time_estimate.value * 1e3:>7.1f} ms")
+        print(f"  {f.deployment.devices:>7}{f.scale_up_domains.value:>9g}  {f.deployment.label:<16}"
+              f"{f.weight_bytes_per_device.value / 1e9:>9.1f} GB{f.kv_bytes_per_device.value / 1e9:>8.1f} GB  "
+              f"{f.regime:<15}{f.step_time_bound.value * 1e3:>6.1f} ms{f.step_time_estimate.value * 1e3:>7.1f} ms")
+    print("  domains: the scale-up domains the devices fill (assumption fabric); collectives between them go at the "
+          "scale-out rate, in the estimate only")
     return 0
 
 

@@ -6,6 +6,7 @@ equation each rests on built from the model's attention kind, its experts and th
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 
 from kvwall.cli.answers import Quantity, derived, given, stated
@@ -29,6 +30,7 @@ class DeviceAnswer:
     batch_asked: int
     regime: str
     devices: Quantity
+    scale_up_domains: Quantity
     kv_heads_per_device: Quantity | None
     weight_bytes_per_device: Quantity
     step_weight_bytes_per_device: Quantity
@@ -74,6 +76,14 @@ def _links_used(link: CollectiveLink, d: Deployment) -> str:
             "it (assumption fabric, config/device_assumptions.yaml)")
 
 
+def _domains(link: CollectiveLink, d: Deployment) -> Quantity:
+    """How many scale-up domains the deployment's devices fill, one after another."""
+    if link.domain is None:
+        return derived(1, "count", "one device" if d.devices == 1 else f"{link.name} reaches every device")
+    return derived(math.ceil(d.devices / link.domain), "count",
+                   f"ceil(devices / {link.domain}), the devices {link.name} connects (assumption fabric)")
+
+
 def narrower_formats(current: str) -> tuple[str, ...]:
     """Storage formats narrower than ``current``, widest first."""
     width = dtype_bytes(current)
@@ -116,6 +126,7 @@ def device_answer(model: Model, device: Device, d: Deployment, batch: int, conte
         batch_asked=batch,
         regime=str(regime(context, s_star, s_cap)),
         devices=stated(d.devices, "count", f"{basis}: TP x PP x DP"),
+        scale_up_domains=_domains(serving.link_for(device, d), d),
         kv_heads_per_device=None if heads is None else derived(heads, "count", "max(n_kv / TP, 1), whole heads"),
         weight_bytes_per_device=derived(resident, "bytes", weight_equation(model, d).replace(" f_touched(b)", "")),
         step_weight_bytes_per_device=derived(step.weight_bytes, "bytes", weight_equation(model, d)
