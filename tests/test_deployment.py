@@ -12,6 +12,7 @@ from kvwall.cli.serving import device_answer
 from kvwall.inputs.deployment import (NO_LINK, CollectiveLink, Deployment, DeploymentError, checked_deployment,
                                      load_serving_inputs)
 from kvwall.model.capacity import deployment_capacity_crossover, device_traffic_crossover, sequences_that_fit
+from kvwall.inputs.specs import Fabric
 from kvwall.model.collectives import (DomainError, expert_parallel_time, pipeline_time, ring_all_reduce_bytes,
                                       stage_boundaries_past_domain, tensor_parallel_time)
 from kvwall.model.regimes import capacity_crossover, traffic_crossover
@@ -79,7 +80,7 @@ def test_ring_all_reduce_and_tensor_parallel_time(llama70):
     assert float(tensor_parallel_time(llama70, Deployment(), 32, nvlink, 10e-6, 2.0)) == 0.0
 
 
-HGX = CollectiveLink("NVLink 4", 450e9, domain=8, scale_out_name="ConnectX-7 400 Gb/s", scale_out=50e9)
+HGX = CollectiveLink("NVLink 4", 450e9, Fabric(8, "ConnectX-7 400 Gb/s", 50e9))
 
 
 def test_a_ring_past_its_domain_runs_at_the_scale_out_rate(llama70):
@@ -118,7 +119,7 @@ def test_stage_boundaries_between_domains_go_over_the_network(llama70):
 
 
 def test_a_domain_without_a_scale_out_link_cannot_be_left(llama70):
-    pod = CollectiveLink("ICI", 400e9, domain=8)
+    pod = CollectiveLink("ICI", 400e9, Fabric(8, None, None))
     with pytest.raises(DomainError, match="TP 16 spans 16 devices, past the 8 that ICI connects"):
         tensor_parallel_time(llama70, checked_deployment(llama70, Deployment(16, 16)), 32, pod, 10e-6, 2.0)
 
@@ -129,7 +130,7 @@ def test_the_catalogue_fabrics_are_assumptions(catalog):
     assert gb200.fabric.domain == 72 and v5p.fabric.scale_out is None
     assert h100.provenance["fabric.domain"].evidence == h100.provenance["fabric.scale_out"].evidence == "assumption"
     link = load_serving_inputs(catalog).link_of(h100)
-    assert (link.bandwidth, link.domain, link.scale_out) == (450e9, 8, 50e9)
+    assert (link.bandwidth, link.fabric.domain, link.fabric.scale_out) == (450e9, 8, 50e9)
 
 
 def test_capacity_per_device(llama70, catalog):
@@ -342,3 +343,13 @@ def test_the_answer_says_how_many_scale_up_domains_a_deployment_fills(capsys):
                  "--config", CONFIG]) == 0
     found = json.loads(capsys.readouterr().out)["deployments"]
     assert {f["scale_up_domains"]["value"] for f in found} == {1}  # up to 64 GPUs all fit one 72-GPU NVL72 rack
+
+
+def test_the_basis_names_the_scale_out_link_only_where_a_collective_crosses(capsys):
+    # 16 H100s as TP 8 x DP 2 of a dense model: each TP ring stays on its board and the replicas exchange nothing
+    argv = ["regime", "--model", "llama-3-70b", "--device", "h100-sxm", "--devices", "16", "--tp", "8", "--dp", "2",
+            "--batch", "8", "--context", "8k", "--json", "--config", CONFIG]
+    assert main(argv) == 0
+    per_device = json.loads(capsys.readouterr().out)["per_device"]
+    assert per_device["scale_up_domains"]["value"] == 2
+    assert "over NVLink 4, " in per_device["collectives_time"]["basis"] and "past it" not in per_device["collectives_time"]["basis"]

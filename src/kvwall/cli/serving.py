@@ -13,6 +13,7 @@ from kvwall.cli.answers import Quantity, derived, given, stated
 from kvwall.inputs.deployment import CollectiveLink, Deployment, ServingInputs
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.equations import kv_share_equation, weight_equation
+from kvwall.model.collectives import leaves_domain
 from kvwall.model.capacity import (deployment_capacity_crossover, device_traffic_crossover, kv_memory_per_device,
                                    running_batch, sequences_that_fit)
 from kvwall.model.fitting import candidate_deployments, holds_batch
@@ -68,20 +69,21 @@ def _step(model: Model, device: Device, d: Deployment, context: float, batch: fl
                        serving.hbm_bandwidth_efficiency)
 
 
-def _links_used(link: CollectiveLink, d: Deployment) -> str:
-    """The links a deployment's collectives run over: the scale-up link, and past its domain the scale-out link."""
-    if link.within_domain(d.devices):
+def _links_used(model: Model, link: CollectiveLink, d: Deployment) -> str:
+    """The links a deployment's collectives run over: the scale-up link, and the scale-out link where one leaves its
+    domain."""
+    if not leaves_domain(model, d, link):
         return link.name
-    return (f"{link.name} inside each {link.domain}-device domain and {link.scale_out_name or 'no stated link'} past "
-            "it (assumption fabric, config/device_assumptions.yaml)")
+    return (f"{link.name} inside each {link.fabric.domain}-device domain and {link.fabric.scale_out_name} past it "
+            "(assumption fabric, config/device_assumptions.yaml)")
 
 
 def _domains(link: CollectiveLink, d: Deployment) -> Quantity:
     """How many scale-up domains the deployment's devices fill, one after another."""
-    if link.domain is None:
+    if link.fabric is None:
         return derived(1, "count", "one device" if d.devices == 1 else f"{link.name} reaches every device")
-    return derived(math.ceil(d.devices / link.domain), "count",
-                   f"ceil(devices / {link.domain}), the devices {link.name} connects (assumption fabric)")
+    return derived(math.ceil(d.devices / link.fabric.domain), "count",
+                   f"ceil(devices / {link.fabric.domain}), the devices {link.name} connects (assumption fabric)")
 
 
 def narrower_formats(current: str) -> tuple[str, ...]:
@@ -118,7 +120,8 @@ def device_answer(model: Model, device: Device, d: Deployment, batch: int, conte
              ("EP", d.expert_parallel > 1, "dispatch and combine of k expert activations per token per MoE layer"),
              ("PP", d.pipeline_parallel > 1, "one send of ceil(b / DP) x hidden activations per stage boundary")]
     applied = "; ".join(f"{name}: {what}" for name, used, what in parts if used)
-    link_basis = f"{applied or 'none'}; over {_links_used(serving.link_for(device, d), d)}, " \
+    link = serving.link_for(device, d)
+    link_basis = f"{applied or 'none'}; over {_links_used(model, link, d)}, " \
         f"{serving.collective_latency * 1e6:g} us each (assumption collective_latency)" if d.devices > 1 \
         else "no collectives on one device"
     return DeviceAnswer(
@@ -126,7 +129,7 @@ def device_answer(model: Model, device: Device, d: Deployment, batch: int, conte
         batch_asked=batch,
         regime=str(regime(context, s_star, s_cap)),
         devices=stated(d.devices, "count", f"{basis}: TP x PP x DP"),
-        scale_up_domains=_domains(serving.link_for(device, d), d),
+        scale_up_domains=_domains(link, d),
         kv_heads_per_device=None if heads is None else derived(heads, "count", "max(n_kv / TP, 1), whole heads"),
         weight_bytes_per_device=derived(resident, "bytes", weight_equation(model, d).replace(" f_touched(b)", "")),
         step_weight_bytes_per_device=derived(step.weight_bytes, "bytes", weight_equation(model, d)

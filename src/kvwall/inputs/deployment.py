@@ -15,7 +15,7 @@ from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.loader import SpecError
-from kvwall.inputs.specs import Device, Model, Sourced
+from kvwall.inputs.specs import Device, Fabric, Model, Sourced
 from kvwall.units import DTYPE_BYTES, dtype_bytes
 
 #: Where each field of a deployment is given on the command line, for the one-line refusal.
@@ -101,18 +101,16 @@ def checked_deployment(model: Model, deployment: Deployment, flags: Mapping[str,
 @dataclass(frozen=True)
 class CollectiveLink:
     """The rates one device sends collectives at, one way: over its scale-up link (NVLink, Infinity Fabric, ICI) to
-    the ``domain`` devices it connects, over its scale-out link (``scale_out``) to any other. Without a domain the
-    scale-up link reaches every device."""
+    the devices of its fabric's domain, over the fabric's scale-out link to any other. Without a fabric the scale-up
+    link reaches every device."""
 
     name: str
     bandwidth: float  # bytes/s, one direction, per device
-    domain: int | None = None
-    scale_out_name: str | None = None
-    scale_out: float | None = None  # bytes/s, one direction, per device; None where none is stated
+    fabric: Fabric | None = None  # the device's domain and scale-out link; None: one fabric reaches every device
 
     def within_domain(self, group: int) -> bool:
         """Whether ``group`` consecutive devices fit in one scale-up domain (a group placed inside one when it fits)."""
-        return self.domain is None or group <= self.domain
+        return self.fabric is None or group <= self.fabric.domain
 
 
 #: The link of a deployment of one device: it sends no collective.
@@ -129,11 +127,7 @@ def collective_link(device: Device, devices_file: str) -> CollectiveLink:
         raise SpecError(devices_file, f"devices.{device.id}.scale_up", f"no scale-up link: a deployment of more than one "
                                                                        f"{device.name} needs the rate its devices exchange data at")
     total = link.bandwidth * (link.links or 1)
-    one_way = total if link.direction == "one-way" else total / 2
-    fabric = device.fabric
-    if fabric is None:
-        return CollectiveLink(link.name, one_way)
-    return CollectiveLink(link.name, one_way, fabric.domain, fabric.scale_out_name, fabric.scale_out)
+    return CollectiveLink(link.name, total if link.direction == "one-way" else total / 2, device.fabric)
 
 
 @dataclass(frozen=True)

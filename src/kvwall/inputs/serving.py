@@ -64,40 +64,31 @@ def _rows(text: str) -> list[dict]:
             for row in csv.DictReader(text.splitlines())]
 
 
-def _validation_due(content: bytes, stamp_dir: str | Path | None) -> tuple[bool, Path | None]:
-    """Whether rows of these bytes must be validated (not when ``stamp_dir`` holds their stamp), and the stamp to
-    write once they pass (None without a ``stamp_dir``: then every read validates)."""
-    if stamp_dir is None:
-        return True, None
-    stamp = Path(stamp_dir) / _stamp(content)
-    return not stamp.is_file(), stamp
-
-
-def _validate_and_stamp(rows: list[dict], path: Path, stamp: Path | None) -> None:
+def _read_checked(path: Path, stamp_dir: str | Path | None) -> tuple[str, list[dict] | None]:
+    """The text of ``path`` once its rows passed the schema, and those rows where they were parsed to be checked;
+    rows None where ``stamp_dir`` holds the stamp of these bytes (already checked: not parsed again). Without a
+    ``stamp_dir`` every read checks."""
+    content, text = _text(path)
+    stamp = Path(stamp_dir) / _stamp(content) if stamp_dir is not None else None
+    if stamp is not None and stamp.is_file():
+        return text, None
+    rows = _rows(text)
     _validate(rows, path)
     if stamp is not None:
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.touch()
+    return text, rows
 
 
 def check_serving_measurements(path: str | Path, stamp_dir: str | Path | None = None) -> None:
     """Refuse ``path`` as read_serving_measurements does; where its bytes are stamped, without parsing its rows."""
-    path = Path(path)
-    content, text = _text(path)
-    due, stamp = _validation_due(content, stamp_dir)
-    if due:
-        _validate_and_stamp(_rows(text), path, stamp)
+    _read_checked(Path(path), stamp_dir)
 
 
 def read_serving_measurements(path: str | Path, stamp_dir: str | Path | None = None) -> pd.DataFrame:
     """The rows of ``path`` as a DataFrame (blank cells NaN), after validating every row against the schema."""
-    path = Path(path)
-    content, text = _text(path)
-    rows = _rows(text)
-    due, stamp = _validation_due(content, stamp_dir)
-    if due:
-        _validate_and_stamp(rows, path, stamp)
-    return pd.DataFrame.from_records(rows)
+    text, rows = _read_checked(Path(path), stamp_dir)
+    return pd.DataFrame.from_records(_rows(text) if rows is None else rows)
 
 
 def _validate(rows: list[dict], path: Path) -> None:

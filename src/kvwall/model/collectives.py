@@ -22,10 +22,11 @@ class DomainError(ValueError):
 
 
 def _scale_out(link: CollectiveLink, group: int, what: str) -> float:
-    if link.scale_out is None:
-        raise DomainError(f"{what} spans {group} devices, past the {link.domain} that {link.name} connects, and no "
-                          "scale-out link is stated for them (config/device_assumptions.yaml fabric.scale_out)")
-    return link.scale_out
+    """The scale-out rate of a collective of ``group`` devices that leaves its domain; DomainError where none is stated."""
+    if link.fabric.scale_out is None:
+        raise DomainError(f"{what} spans {group} devices, past the {link.fabric.domain} that {link.name} connects, and "
+                          "no scale-out link is stated for them (config/device_assumptions.yaml fabric.scale_out)")
+    return link.fabric.scale_out
 
 
 def ring_all_reduce_bytes(message_bytes: ArrayLike, ranks: int) -> np.ndarray:
@@ -62,18 +63,27 @@ def expert_parallel_time(model: Model, d: Deployment, batch: ArrayLike, link: Co
     moe_layers = model.n_layers - model.moe.dense_layers
     if link.within_domain(ep):
         return 2.0 * moe_layers * (activations * (ep - 1) / ep / link.bandwidth + latency)
-    inside = activations * (link.domain - 1) / ep / link.bandwidth
-    outside = activations * (ep - link.domain) / ep / _scale_out(link, ep, f"EP {ep}")
+    domain = link.fabric.domain
+    inside = activations * (domain - 1) / ep / link.bandwidth
+    outside = activations * (ep - domain) / ep / _scale_out(link, ep, f"EP {ep}")
     return 2.0 * moe_layers * (np.maximum(inside, outside) + latency)
 
 
 def stage_boundaries_past_domain(d: Deployment, link: CollectiveLink) -> int:
     """How many of the PP - 1 stage boundaries fall between two scale-up domains: the boundary before stage s, at
     device s x TP x DP, where that device opens a new domain."""
-    if link.domain is None:
+    if link.fabric is None:
         return 0
     stage = d.tensor_parallel * d.data_parallel
-    return sum(1 for s in range(1, d.pipeline_parallel) if (s * stage) % link.domain == 0)
+    return sum(1 for s in range(1, d.pipeline_parallel) if (s * stage) % link.fabric.domain == 0)
+
+
+def leaves_domain(model: Model, d: Deployment, link: CollectiveLink) -> bool:
+    """Whether any collective of the deployment sends past a scale-up domain: a TP ring or an EP group larger than
+    one, or a stage boundary between two."""
+    experts = model.moe is not None and d.expert_parallel > 1
+    return (not link.within_domain(d.tensor_parallel) or (experts and not link.within_domain(d.expert_parallel))
+            or stage_boundaries_past_domain(d, link) > 0)
 
 
 def pipeline_time(model: Model, d: Deployment, batch: ArrayLike, link: CollectiveLink, latency: float,
