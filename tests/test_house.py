@@ -12,6 +12,7 @@ FLOORS = {
     "kvwall.units": 0,
     "kvwall.formats": 0,
     "kvwall.sources": 0,
+    "kvwall.numerics": 0,
     "kvwall.inputs": 1,
     "kvwall.model": 2,
     "kvwall.tier": 3,

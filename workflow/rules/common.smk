@@ -8,6 +8,7 @@ import sys
 
 from kvwall.cli.front_door import check_inputs
 from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.numerics import pinned_environment
 from kvwall.sources import SourceTree
 
 
@@ -20,6 +21,8 @@ envvars:
 os.environ["PATH"] = os.pathsep.join(
     (os.path.dirname(sys.executable), os.environ.get("PATH", ""))
 )
+# Every job computes on numpy's baseline kernels and glibc's generic libm, whatever the CPU (kvwall.numerics).
+os.environ.update(pinned_environment(os.environ))
 
 PRINTED_NUMBERS = "config/paper/printed.yaml"
 # Stamps of input files whose bytes already passed a slow check (kvwall.inputs.serving).

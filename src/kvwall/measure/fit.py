@@ -2,11 +2,17 @@
 
 a is the fixed cost of a step (launches, threads, the merge), b the KV slope in ms/GiB; 1/b is the bandwidth at
 which the kernel streams KV. Confidence intervals are two-sided, from Student's t with n - 2 degrees of freedom.
+
+The fit is the closed form of the normal equations on centred data, every sum taken by ``math.fsum`` (exactly
+rounded, so independent of the order of the points): no BLAS or LAPACK call, whose kernels OpenBLAS picks by CPU,
+touches a fitted number, and an artifact built from one is the same on every machine (README, "Byte-stable").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import math
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,21 +36,29 @@ class LineFit:
 
 def fit_line(x: ArrayLike, y: ArrayLike, confidence: float = 0.95) -> LineFit:
     """Least-squares line through (x, y); needs three points or more for an interval."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.size < 3 or np.ptp(x) == 0:
+    xs, ys = np.asarray(x, dtype=float).tolist(), np.asarray(y, dtype=float).tolist()
+    n = len(xs)
+    if n < 3 or len(set(xs)) < 2:
         raise ValueError("a line fit needs at least three points at two or more x values")
-    (slope, intercept), covariance = np.polyfit(x, y, 1, cov=True)  # scaled by the residual variance, n - 2 dof
-    slope_stderr, intercept_stderr = np.sqrt(np.diag(covariance))
-    half = stdtrit(x.size - 2, 0.5 + confidence / 2)  # Student's t quantile
+    x_mean, y_mean = math.fsum(xs) / n, math.fsum(ys) / n
+    dx, dy = [xi - x_mean for xi in xs], [yi - y_mean for yi in ys]
+    sxx = math.fsum(d * d for d in dx)
+    slope = math.fsum(a * b for a, b in zip(dx, dy)) / sxx
+    intercept = y_mean - slope * x_mean
+    residuals = [yi - (intercept + slope * xi) for xi, yi in zip(xs, ys)]
+    residual_ss = math.fsum(r * r for r in residuals)
+    variance = residual_ss / (n - 2)  # the residual variance, n - 2 degrees of freedom
+    slope_stderr = math.sqrt(variance / sxx)
+    intercept_stderr = math.sqrt(variance * (1.0 / n + x_mean * x_mean / sxx))
+    half = float(stdtrit(n - 2, 0.5 + confidence / 2))  # Student's t quantile
     slope_half, intercept_half = half * slope_stderr, half * intercept_stderr
-    residual = y - (intercept + slope * x)
     return LineFit(
-        intercept=float(intercept),
-        slope=float(slope),
-        intercept_ci=(float(intercept - intercept_half), float(intercept + intercept_half)),
-        slope_ci=(float(slope - slope_half), float(slope + slope_half)),
-        r_squared=float(1.0 - residual @ residual / np.sum((y - y.mean()) ** 2)),
-        n=int(x.size),
+        intercept=intercept,
+        slope=slope,
+        intercept_ci=(intercept - intercept_half, intercept + intercept_half),
+        slope_ci=(slope - slope_half, slope + slope_half),
+        r_squared=1.0 - residual_ss / math.fsum(d * d for d in dy),
+        n=n,
         confidence=confidence,
     )
 
