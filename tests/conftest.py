@@ -1,5 +1,12 @@
-"""Shared fixtures: the repository's catalogue and workflow selections, loaded once."""
+"""Shared fixtures: the repository's catalogue and workflow selections, loaded once.
 
+The tests run in the numeric environment of the pipeline's jobs (kvwall.numerics), so that a number a test computes
+in its own process and compares with a committed artifact is computed as the job computed it, on any CPU: a session
+started without it starts again with it, before any test is collected.
+"""
+
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -8,6 +15,17 @@ import yaml
 from kvwall.inputs.loader import load_catalog, load_workflow_config
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config):
+    """Start the session again in the pipeline's numeric environment where it was started without it."""
+    from kvwall.numerics import pinned_environment
+
+    pinned = pinned_environment(os.environ)
+    if any(os.environ.get(name) != value for name, value in pinned.items()):
+        config.pluginmanager.getplugin("capturemanager").stop_global_capturing()
+        sys.stdout.flush(), sys.stderr.flush()
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, **pinned})
 
 
 @pytest.fixture(scope="session")

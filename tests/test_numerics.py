@@ -77,3 +77,11 @@ def test_a_fit_is_the_same_to_the_bit_in_any_order_of_its_points():
     first, shuffled = fit_line(x, y), fit_line(x[order], y[order])
     assert (first.slope, first.intercept, first.r_squared, first.slope_ci) == (
         shuffled.slope, shuffled.intercept, shuffled.r_squared, shuffled.slope_ci)
+
+
+def test_this_test_session_runs_in_the_pipelines_numeric_environment():
+    """tests/conftest.py starts the session again with the pins, so in-process numbers match the jobs' on any CPU."""
+    from numpy._core._multiarray_umath import __cpu_features__
+
+    assert [t for t in numpy_dispatch_targets() if __cpu_features__.get(t)] == []
+    assert os.environ["GLIBC_TUNABLES"] == pinned_environment(os.environ)["GLIBC_TUNABLES"]
