@@ -14,13 +14,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-import jsonschema
 from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
 from kvwall.inputs.device_assumptions import with_assumptions
 from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.reader import SpecError, key_path, parse_yaml, read_yaml
+from kvwall.inputs.schema_library import jsonschema
 from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, ScaleUpLink, SlidingWindowAttention, Sourced,
                           Technique, Workload)
 from kvwall.units import UnitError, dimension_of, dtype_bytes, to_base
