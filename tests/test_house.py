@@ -67,7 +67,9 @@ def test_a_table_module_reaches_only_what_it_imports(tree):
     files = tree.files(["kvwall.tables.crossovers"])
     assert any(f.endswith("tables/crossovers.py") for f in files)
     assert any(f.endswith("model/regimes.py") for f in files)
-    assert any(f.endswith("inputs/schemas/models.schema.yaml") for f in files)  # the loader's data comes with it
+    assert not any("/kvwall/catalogue/" in f for f in files)  # the shipped catalogue is packaged.py's
+    assert any(f.endswith("inputs/schemas/models.schema.yaml") for f in tree.files(["kvwall.inputs.loader"]))  # it opens them
+    assert any("/kvwall/catalogue/" in f for f in tree.files(["kvwall.inputs.packaged"]))
     assert not any(f.endswith(("tables/hardware.py", "cli/main.py")) for f in files)
     assert not any("__pycache__" in f for f in files)
 

@@ -64,11 +64,51 @@ def test_every_job_lists_the_kvwall_code_it_imports(built):
     imported: dict[str, set[str]] = {}
     for line in (built / "import-trace.jsonl").read_text().splitlines():
         trace = json.loads(line)
-        imported.setdefault(trace["output"], set()).update(_module_files(built, trace["module"]))
+        if "module" in trace:
+            imported.setdefault(trace["output"], set()).update(_module_files(built, trace["module"]))
     assert "notebooks/executed/01_footprint_and_crossovers.ipynb" in imported  # kernels are traced too
     assert "tables/derived/table4_traffic_crossover.csv" in imported
     missing = {output: sorted(files - listed[output]) for output, files in imported.items() if output in listed}
     assert {output: files for output, files in missing.items() if files} == {}
+
+
+def _listed_inputs(built: Path) -> dict[str, set[str]]:
+    summary = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--detailed-summary")
+    assert summary.returncode == 0, summary.stderr[-2000:]
+    rows = [line.split("\t") for line in summary.stdout.splitlines()]
+    header = rows[0]
+    return {row[0]: set(row[header.index("input-file(s)")].split(",")) for row in rows[1:] if len(row) == len(header)}
+
+
+#: What a job may open beyond its rule's inputs: its own outputs and logs, the kvwall package (the import test above
+#: checks it), Snakemake's copy of a script job's script, matplotlib's style file.
+NOT_INPUTS = ("src/", "logs/", ".snakemake/scripts/", "matplotlibrc")
+#: Notebooks read config/ through kvwall's loader, as a reviewer would; their rules list in its place the checked
+#: view of the entries they use (kvwall.inputs.views), which tests/test_workflow.py's contributor loop holds to it.
+NOTEBOOK_READS = ("config/",)
+
+
+def test_every_job_reads_only_files_its_rule_lists(built):
+    """A job that opened a file its rule does not list would not rerun when that file changes."""
+    listed = _listed_inputs(built)
+    opened: dict[str, set[str]] = {}
+    for line in (built / "import-trace.jsonl").read_text().splitlines():
+        trace = json.loads(line)
+        if "opened" in trace and trace["output"] in listed:
+            opened.setdefault(trace["output"], set()).add(trace["opened"])
+    assert "tables/derived/table4_traffic_crossover.csv" in opened
+    unlisted = {}
+    for output, files in opened.items():
+        allowed = NOT_INPUTS + (NOTEBOOK_READS if output.endswith(".ipynb") else ())
+        extra = sorted(f for f in files - listed[output] if not f.startswith(allowed) and not _is_output_of(f, output, listed))
+        if extra:
+            unlisted[output] = extra
+    assert unlisted == {}
+
+
+def _is_output_of(path: str, output: str, listed: dict[str, set[str]]) -> bool:
+    """Whether ``path`` is written by the same job as ``output`` (its siblings: .md beside .csv, .pdf beside .svg)."""
+    return Path(path).with_suffix("") == Path(output).with_suffix("") or path == output
 
 
 def _module_files(root: Path, module: str) -> set[str]:
@@ -127,3 +167,27 @@ def test_a_second_run_has_nothing_to_do(built):
     result = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--dry-run", "--workflow-profile", "none")
     assert result.returncode == 0
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_a_device_and_a_model_added_rerun_only_the_catalogues_jobs(built):
+    """The contributor loop: entries outside the paper's frame change the catalogue view alone (kvwall.inputs.views),
+    so exactly the jobs that read it rerun; the notebooks, which read config/ itself, come out the same when forced.
+    Runs last in this module: it edits the built copy."""
+    from kvwall.cli.benchmark import add_device_and_model
+
+    catalogue_jobs = {output for output, inputs in _listed_inputs(built).items()
+                      if ".snakemake/kvwall-views/catalogue.pickle" in inputs}
+    assert "tables/derived/deployments.csv" in catalogue_jobs and "tables/derived/table4_traffic_crossover.csv" not in catalogue_jobs
+    add_device_and_model(built)
+    result = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--workflow-profile", "none")
+    assert result.returncode == 0, result.stderr[-4000:]
+    ran = {line.split("output:", 1)[1].split(",")[0].strip()
+           for line in (result.stdout + result.stderr).splitlines() if line.strip().startswith("output:")}
+    # one job per stem here: a table's CSV, Markdown and LaTeX, a figure's three formats, a notebook
+    assert {str(Path(o).with_suffix("")) for o in ran} == {str(Path(o).with_suffix("")) for o in catalogue_jobs}
+    notebooks = sorted(str(p.relative_to(built)) for p in (built / "notebooks" / "executed").glob("*.ipynb"))
+    before = {name: (built / name).read_bytes() for name in notebooks}
+    forced = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--forcerun", *(
+        f"notebook_{Path(name).stem}" for name in notebooks))
+    assert forced.returncode == 0, forced.stderr[-4000:]
+    assert [name for name in notebooks if (built / name).read_bytes() != before[name]] == []

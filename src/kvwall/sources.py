@@ -3,9 +3,10 @@
 The workflow lists these files as a rule's inputs, so that a change to one module reruns exactly the jobs whose code
 imports it (directly or through other kvwall modules). Imports are found in the syntax tree, not by running the code:
 ``import kvwall.x``, ``from kvwall.x import y`` (``y`` a submodule or a name), and every package ``__init__`` on the
-way, which Python runs on import. Imports under ``if TYPE_CHECKING:`` are not followed, since they never run. A
-package's data folders (schemas, templates) belong to the modules of that package. A module that is imported by name
-at run time (``importlib.import_module``) is named by the caller as an extra entry.
+way, which Python runs on import. Imports under ``if TYPE_CHECKING:`` are not followed, since they never run. A data
+folder of a package (schemas, templates, the shipped catalogue) belongs to the modules that open it by name,
+``resources.files("kvwall.inputs") / "schemas"``. A module that is imported by name at run time
+(``importlib.import_module``) is named by the caller as an extra entry.
 """
 
 from __future__ import annotations
@@ -42,6 +43,20 @@ def _imported_names(tree: ast.AST) -> list[str]:
             names += [f"{node.module}.{alias.name}" for alias in node.names]
         pending.extend(ast.iter_child_nodes(node))
     return names
+
+
+def _data_folders_named(tree: ast.AST) -> list[tuple[str, str]]:
+    """(package, folder) of every ``resources.files("<package>") / "<folder>"`` in the code of ``tree``."""
+    named = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+            continue
+        left, right = node.left, node.right
+        if (isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "files"
+                and len(left.args) == 1 and isinstance(left.args[0], ast.Constant) and isinstance(right, ast.Constant)
+                and isinstance(left.args[0].value, str) and str(left.args[0].value).split(".")[0] == PACKAGE):
+            named.append((left.args[0].value, right.value))
+    return named
 
 
 def _is_data_file(path: Path) -> bool:
@@ -96,19 +111,30 @@ class SourceTree:
         return sorted(seen)
 
     def files(self, modules: list[str] | tuple[str, ...]) -> list[str]:
-        """The source files (and package data files) of ``closure(modules)``, as sorted paths."""
+        """The source files of ``closure(modules)`` and the package data files they read, as sorted paths."""
         paths: set[Path] = set()
         for module in self.closure(modules):
-            path = self._file(module)
-            paths.add(path)
-            if path.name == "__init__.py":
-                paths.update(self._package_data(path.parent))
+            paths.add(self._file(module))
+            paths.update(self._data_read_by(module))
         return sorted(p.as_posix() for p in paths)
 
     @lru_cache(maxsize=None)
-    def _package_data(self, package: Path) -> tuple[Path, ...]:
-        """The data files (templates, schemas) in the folders of ``package``."""
-        return tuple(p for p in package.glob("*/*") if _is_data_file(p))
+    def _data_read_by(self, module: str) -> tuple[Path, ...]:
+        """The files of the package data folders ``module`` opens as ``resources.files("<package>") / "<folder>"``."""
+        path = self._file(module)
+        found: list[Path] = []
+        for package, folder in _data_folders_named(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            found += self._package_data(self.root.joinpath(*package.split("."))).get(folder, ())
+        return tuple(found)
+
+    @lru_cache(maxsize=None)
+    def _package_data(self, package: Path) -> dict[str, tuple[Path, ...]]:
+        """The data files (templates, schemas) of each data folder of ``package``, by folder name."""
+        folders: dict[str, list[Path]] = {}
+        for p in sorted(package.glob("*/*")):
+            if _is_data_file(p):
+                folders.setdefault(p.parent.name, []).append(p)
+        return {name: tuple(files) for name, files in folders.items()}
 
     def files_of_script(self, script: str | Path, *extra_modules: str) -> list[str]:
         """The kvwall files that running ``script`` (a .py file or an .ipynb's code cells) reads, with ``extra_modules``."""

@@ -1,9 +1,12 @@
 """Loaded by every Python process of a traced pipeline run (tests/test_workflow.py puts this folder on PYTHONPATH).
 
 Each time a process that runs a job imports a kvwall module, it appends one JSON line to $KVWALL_IMPORT_TRACE: the
-job's first output and the module's name. A Snakemake script job names its output through its ``snakemake`` object;
-a notebook's kernel is known by its parent, the papermill process, whose second argument is the executed notebook.
-Imports are recorded as they happen (an audit hook), since a kernel may be ended without running its exit handlers.
+job's first output and the module's name. A job script of workflow/scripts/ takes its outputs first (its first
+argument); a Snakemake script job names its output through its ``snakemake`` object; a notebook's kernel is known by
+its parent, the papermill process, whose second argument is the executed notebook.
+Each file under the job's directory that the process opens for reading is recorded the same way, as
+{"output": ..., "opened": path}. Imports and opens are recorded as they happen (an audit hook), since a kernel may
+be ended without running its exit handlers.
 """
 
 import json
@@ -12,6 +15,8 @@ import sys
 
 
 def _job_output():
+    if len(sys.argv) > 1 and os.path.dirname(sys.argv[0]).endswith(os.path.join("workflow", "scripts")):
+        return sys.argv[1]
     job = getattr(sys.modules.get("__main__"), "snakemake", None)
     if job is not None and len(job.output):
         return str(job.output[0])
@@ -26,17 +31,34 @@ def _job_output():
     return None
 
 
+def _opened_for_reading(args) -> str | None:
+    """The path of an open() that reads a file (no write, append or update), relative to the job's directory."""
+    path, mode = args[0], args[1] if len(args) > 1 else "r"
+    if not isinstance(path, (str, bytes, os.PathLike)) or not isinstance(mode, str) or set(mode) & set("wax+"):
+        return None
+    path = os.fsdecode(path)
+    relative = os.path.relpath(os.path.abspath(path), os.getcwd())
+    return None if relative.startswith("..") else relative
+
+
 def _record(event, args):
-    if event != "import" or not args or not str(args[0]).startswith("kvwall"):
-        return
-    name = str(args[0])
-    if name != "kvwall" and not name.startswith("kvwall."):
+    if event == "import" and args and str(args[0]).startswith("kvwall"):
+        name = str(args[0])
+        if name != "kvwall" and not name.startswith("kvwall."):
+            return
+        entry = {"module": name}
+    elif event == "open" and args:
+        path = _opened_for_reading(args)
+        if path is None:
+            return
+        entry = {"opened": path}
+    else:
         return
     output = _job_output()
     if output is None:
         return
     with open(os.environ["KVWALL_IMPORT_TRACE"], "a", encoding="utf-8") as trace:
-        trace.write(json.dumps({"output": output, "module": name}) + "\n")
+        trace.write(json.dumps({"output": output, **entry}) + "\n")
 
 
 if os.environ.get("KVWALL_IMPORT_TRACE"):

@@ -13,8 +13,7 @@ CANONICAL_ARTIFACTS = [
 
 rule canonical_numbers:
     input:
-        SPEC_INPUTS,
-        REPORTED_INPUTS,
+        view=VIEWS["paper"],
         code=kvwall_code("workflow/scripts/canonical_numbers.py"),
         tiers="config/tiers.yaml",
         tables=expand(
@@ -40,14 +39,15 @@ rule canonical_numbers:
         "logs/canonical/numbers.log",
     conda:
         "../envs/kvwall.yaml"
-    script:
-        "../scripts/canonical_numbers.py"
+    shell:
+        "python {input.script:q} {output.md:q} {output.json:q} {output.tex:q} {input.view:q} {input.tiers:q}"
+        " {input.measured:q} 2> {log:q}"
 
 
 rule canonical_figure_constraints:
     input:
-        SPEC_INPUTS,
         "matplotlibrc",
+        view=VIEWS["paper"],
         code=kvwall_code("workflow/scripts/canonical_figure_constraints.py"),
         numbers="canonical-numbers.json",
         tiers="config/tiers.yaml",
@@ -68,14 +68,14 @@ rule canonical_figure_constraints:
         "logs/canonical/fig3_1_four_constraints.log",
     conda:
         "../envs/kvwall.yaml"
-    script:
-        "../scripts/canonical_figure_constraints.py"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.numbers:q} {input.tiers:q} 2> {log:q}"
 
 
 rule canonical_figure_timeline:
     input:
-        SPEC_INPUTS,
         "matplotlibrc",
+        view=VIEWS["paper"],
         code=kvwall_code("workflow/scripts/canonical_figure_timeline.py"),
         tiers="config/tiers.yaml",
         script="workflow/scripts/canonical_figure_timeline.py",
@@ -95,5 +95,5 @@ rule canonical_figure_timeline:
         "logs/canonical/tier_sustainability_vs_hiding.log",
     conda:
         "../envs/kvwall.yaml"
-    script:
-        "../scripts/canonical_figure_timeline.py"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.tiers:q} 2> {log:q}"

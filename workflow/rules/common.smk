@@ -6,8 +6,9 @@ import os
 import shutil
 import sys
 
-from kvwall.cli.front_door import check_inputs
+from kvwall.cli.front_door import check_inputs, view_sources, workflow_views
 from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.views import save_views
 from kvwall.numerics import pinned_environment
 from kvwall.sources import SourceTree
 
@@ -38,6 +39,12 @@ except SpecError as error:
     sys.exit(f"kvwall: bad input: {error}")
 
 CATALOG, SELECTIONS = INPUTS.catalog, INPUTS.selections
+# What jobs read of the checked inputs, saved once (kvwall.inputs.views): a job loads its view instead of parsing and
+# validating config/ again, and lists it as an input in place of the spec files, so a view whose bytes did not change
+# (the paper's, when a device outside its selections is added) reruns nothing.
+VIEWS = save_views(
+    workflow_views(INPUTS), view_sources(INPUTS, CONFIG_FILE), ".snakemake/kvwall-views"
+)
 
 # Snakemake runs a script job through a shell command line that a space in the checkout path splits.
 if " " in os.getcwd():

@@ -11,11 +11,9 @@ for figure_name, figure_entry in FIGURES.items():
         name:
             f"figure_{figure_name}"
         input:
-            SPEC_INPUTS,
-            REPORTED_INPUTS,
-            "config/config.yaml",
             "matplotlibrc",
-            "workflow/scripts/figure.py",
+            view=VIEWS[figure_entry.view],
+            script="workflow/scripts/figure.py",
             code=kvwall_code(
                 "workflow/scripts/figure.py", f"kvwall.figures.{figure_entry.module}"
             ),
@@ -37,5 +35,5 @@ for figure_name, figure_entry in FIGURES.items():
             "../envs/kvwall.yaml"
         params:
             figure=figure_name,
-        script:
-            "../scripts/figure.py"
+        shell:
+            "python {input.script:q} {output:q} {input.view:q} {params.figure} 2> {log:q}"

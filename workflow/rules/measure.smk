@@ -8,8 +8,8 @@ MEASURED_ARTIFACTS = MEASURED_TABLE + MEASURED_FIGURE
 
 rule measured_table:
     input:
-        MEASURED_RECORDS,
-        "workflow/scripts/measure_table.py",
+        records=MEASURED_RECORDS,
+        script="workflow/scripts/measure_table.py",
         code=kvwall_code("workflow/scripts/measure_table.py"),
     output:
         csv=MEASURED_TABLE[0],
@@ -19,19 +19,16 @@ rule measured_table:
         "logs/measure/measured_table.log",
     conda:
         "../envs/kvwall.yaml"
-    params:
-        records=MEASURED_RECORDS,
-    script:
-        "../scripts/measure_table.py"
+    shell:
+        "python {input.script:q} {output:q} {input.records:q} 2> {log:q}"
 
 
 rule measured_figure:
     input:
-        MEASURED_RECORDS,
-        SPEC_INPUTS,
-        REPORTED_INPUTS,
         "matplotlibrc",
-        "workflow/scripts/measure_figure.py",
+        records=MEASURED_RECORDS,
+        view=VIEWS["paper"],
+        script="workflow/scripts/measure_figure.py",
         code=kvwall_code("workflow/scripts/measure_figure.py"),
         measure_config="config/measure.yaml",
     output:
@@ -50,10 +47,8 @@ rule measured_figure:
         "logs/measure/measured_figure.log",
     conda:
         "../envs/kvwall.yaml"
-    params:
-        records=MEASURED_RECORDS,
-    script:
-        "../scripts/measure_figure.py"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.measure_config:q} {input.records:q} 2> {log:q}"
 
 
 # Not part of the default build: the numbers depend on the machine. Writes data/measured/<platform>-<date>.json;

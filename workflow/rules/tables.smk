@@ -1,6 +1,6 @@
 # Tables 1-8 and their companions: one job per artifact, each written as CSV, Markdown and LaTeX under
 # tables/<evidence class>/ (tables/paper/ holds side-by-side views with each column's class marked).
-from kvwall.tables import ARTIFACTS, module_of
+from kvwall.tables import ARTIFACTS, module_of, view_of
 
 TABLE_ARTIFACTS = expand(
     "tables/{artifact}.{ext}", artifact=sorted(ARTIFACTS), ext=("csv", "md", "tex")
@@ -9,9 +9,8 @@ TABLE_ARTIFACTS = expand(
 
 rule table:
     input:
-        SPEC_INPUTS,
-        REPORTED_INPUTS,
-        "config/config.yaml",
+        view=lambda w: VIEWS[view_of(f"{w.evidence}/{w.name}")],
+        script="workflow/scripts/write_table.py",
         code=lambda w: kvwall_code(
             "workflow/scripts/write_table.py", module_of(f"{w.evidence}/{w.name}")
         ),
@@ -33,5 +32,5 @@ rule table:
         name="|".join(sorted({artifact.split("/")[1] for artifact in ARTIFACTS})),
     conda:
         "../envs/kvwall.yaml"
-    script:
-        "../scripts/write_table.py"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {wildcards.evidence}/{wildcards.name} 2> {log:q}"

@@ -17,7 +17,7 @@ VALIDATION_ARTIFACTS = expand(
 
 rule validation_tables:
     input:
-        SPEC_INPUTS,
+        view=VIEWS["serving"],
         measurements=SERVING_MEASUREMENTS,
         validation=VALIDATION_MAP,
         code=kvwall_code("workflow/scripts/validation_tables.py"),
@@ -61,8 +61,8 @@ for serving_figure in SERVING_FIGURES:
 # One job draws the four figures: each needs the whole validation, which takes longer than drawing a figure.
 rule validation_figures:
     input:
-        SPEC_INPUTS,
         "matplotlibrc",
+        view=VIEWS["serving"],
         measurements=SERVING_MEASUREMENTS,
         validation=VALIDATION_MAP,
         code=kvwall_code(

@@ -1,11 +1,14 @@
-"""Draw the sustainability-against-hiding timelines of the tier scenario config/tiers.yaml names, as SVG, PDF and PNG."""
+"""Draw the sustainability-against-hiding timelines of the tier scenario config/tiers.yaml names, as SVG, PDF and PNG.
+
+Arguments: the SVG, PDF and PNG paths, the view (kvwall.inputs.views) and config/tiers.yaml.
+"""
 
 import sys
 
 from kvwall.figures.style import save
 from kvwall.figures.tier.timeline import draw
-from kvwall.inputs.loader import load_catalog
+from kvwall.inputs.views import load_view
 from kvwall.tier.inputs import load_tiers
 
-sys.stderr = open(snakemake.log[0], "w")
-save(draw(load_tiers(snakemake.input.tiers, load_catalog(snakemake.config["config_dir"]))), snakemake.output)
+*outputs, view_path, tiers_path = sys.argv[1:]
+save(draw(load_tiers(tiers_path, load_view(view_path).catalog)), outputs)

@@ -1,10 +1,13 @@
-"""Render every committed measurement record into tables/measured/kv_slope_fits.{csv,md,tex}."""
+"""Render every committed measurement record into tables/measured/kv_slope_fits.{csv,md,tex}.
+
+Arguments: the CSV, Markdown and LaTeX paths, then the records (data/measured/*.json).
+"""
 
 import sys
 
 from kvwall.measure.record import read_records
-from kvwall.tables.kv_slope_fits import kv_slope_table
 from kvwall.render import write_table
+from kvwall.tables.kv_slope_fits import kv_slope_table
 
-sys.stderr = open(snakemake.log[0], "w")
-write_table(kv_slope_table(read_records(snakemake.params.records)), snakemake.output, folder_class="measured")
+outputs, records = sys.argv[1:4], sys.argv[4:]
+write_table(kv_slope_table(read_records(records)), outputs, folder_class="measured")

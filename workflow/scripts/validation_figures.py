@@ -5,11 +5,11 @@ from importlib import import_module
 
 from kvwall.figures.serving import SERVING_FIGURES
 from kvwall.figures.style import save
-from kvwall.inputs.loader import load_catalog
+from kvwall.inputs.views import load_view
 from kvwall.validation.run import validate_file
 
 sys.stderr = open(snakemake.log[0], "w")
-catalog = load_catalog(snakemake.config["config_dir"])
+catalog = load_view(snakemake.input.view).catalog
 rows, _, result = validate_file(snakemake.input.measurements, snakemake.input.validation, catalog, snakemake.params.stamps)
 for figure, module in SERVING_FIGURES.items():
     drawn = import_module(f"kvwall.figures.serving.{module}").draw(result, rows)

@@ -2,13 +2,13 @@
 
 import sys
 
-from kvwall.inputs.loader import load_catalog
+from kvwall.inputs.views import load_view
 from kvwall.render import write_table
 from kvwall.tables import validation as tables
 from kvwall.validation.run import validate_file
 
 sys.stderr = open(snakemake.log[0], "w")
-catalog = load_catalog(snakemake.config["config_dir"])
+catalog = load_view(snakemake.input.view).catalog
 rows, _, result = validate_file(snakemake.input.measurements, snakemake.input.validation, catalog, snakemake.params.stamps)
 write_table(tables.measurements(rows), snakemake.output.measurements, folder_class="reported")
 write_table(tables.bounds(result.points), snakemake.output.bounds, folder_class="derived")

@@ -1,10 +1,15 @@
-"""Build one table artifact from the catalogue and write it as CSV, Markdown and LaTeX."""
+"""Build one table artifact from its view of the catalogue and write it as CSV, Markdown and LaTeX.
 
-from kvwall.inputs.loader import load_catalog, load_workflow_config
+Arguments: the CSV, Markdown and LaTeX paths, the view (kvwall.inputs.views) and the artifact (its path under tables/
+without suffix).
+"""
+
+import sys
+
+from kvwall.inputs.views import load_view
 from kvwall.render import write_table
 from kvwall.tables import builder
 
-artifact = f"{snakemake.wildcards.evidence}/{snakemake.wildcards.name}"
-catalog = load_catalog(snakemake.config["config_dir"])
-table = builder(artifact)(catalog, load_workflow_config(snakemake.config, catalog))
-write_table(table, snakemake.output, folder_class=snakemake.wildcards.evidence)
+*outputs, view_path, artifact = sys.argv[1:]
+view = load_view(view_path)
+write_table(builder(artifact)(view.catalog, view.selections), outputs, folder_class=artifact.split("/")[0])

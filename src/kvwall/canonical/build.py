@@ -16,8 +16,8 @@ from kvwall.canonical.measured import measured_section
 from kvwall.canonical.tiers import constraints_section, economics_section
 from kvwall.canonical.validation import VALIDATION_TABLE_INPUTS, validation_section
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.loader import load_catalog
-from kvwall.inputs.reported import Reported, load_reported
+from kvwall.inputs.specs import Reported
+from kvwall.inputs.views import View
 from kvwall.tier.inputs import TierSpecs, load_tiers
 
 
@@ -32,13 +32,13 @@ class CanonicalInputs:
     measured: tuple[tuple[str, str], ...]  # (path, Markdown) of each committed measurement table
 
 
-def load_inputs(config_dir: str, tiers_file: str, table_paths: Mapping[str, str], measured_paths: Sequence[str]) -> CanonicalInputs:
-    """Read the inputs: tables by artifact (CSV path), measurement tables (Markdown paths), in the order given."""
-    catalog = load_catalog(config_dir)
+def load_inputs(view: View, tiers_file: str, table_paths: Mapping[str, str], measured_paths: Sequence[str]) -> CanonicalInputs:
+    """Read the inputs beside the catalogue ``view`` holds (kvwall.inputs.views): the tier scenarios, tables by artifact
+    (CSV path), measurement tables (Markdown paths), in the order given."""
     return CanonicalInputs(
-        catalog=catalog,
-        tiers=load_tiers(tiers_file, catalog),
-        reported=load_reported(catalog.files["reported"]),
+        catalog=view.catalog,
+        tiers=load_tiers(tiers_file, view.catalog),
+        reported=view.reported,
         tables={artifact: pd.read_csv(path, keep_default_na=False, na_values=[""]) for artifact, path in table_paths.items()},
         measured=tuple((str(path), Path(path).read_text(encoding="utf-8")) for path in sorted(measured_paths)),
     )

@@ -24,6 +24,7 @@ from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported
 from kvwall.inputs.serving import SERVING_MEASUREMENTS, check_serving_measurements
 from kvwall.inputs.validation_map import VALIDATION_FILE, ValidationMap, load_validation_map
+from kvwall.inputs.views import View, restricted, selected_ids
 from kvwall.measure.config import MODES, MeasureConfig, load_measure_config
 from kvwall.measure.record import read_record
 from kvwall.render import to_csv
@@ -155,3 +156,33 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
     validation = load_validation_map(config_dir / VALIDATION_FILE, catalog)
     check_serving_measurements(serving_measurements, stamp_dir)
     return Inputs(catalog, selections, reported, tiers, measure, records, validation)
+
+
+def workflow_views(inputs: Inputs) -> dict[str, View]:
+    """The views of the catalogue the workflow's jobs read (kvwall.inputs.views), by name:
+
+    - ``paper``: the models and devices the paper's frame names: the selections of config/config.yaml, the measured
+      leg's model and devices (config/measure.yaml) and the tier scenarios' (config/tiers.yaml);
+    - ``serving``: the models and devices the reported serving measurements map onto (config/validation.yaml);
+    - ``catalogue``: every model and device.
+    """
+    models, devices = selected_ids(inputs.selections)
+    for settings in inputs.measure.values():
+        models.add(settings.model.id)
+        devices.update(settings.device_specs.values())
+    for spec in (*inputs.tiers.scenarios.values(), inputs.tiers.economics):
+        models.add(spec.model.id)
+        devices.add(spec.device.id)
+    return {
+        "paper": View(restricted(inputs.catalog, models, devices), inputs.selections, inputs.reported),
+        "serving": View(restricted(inputs.catalog, set(inputs.validation.models.values()), set(inputs.validation.devices.values())),
+                        inputs.selections, inputs.reported),
+        "catalogue": View(inputs.catalog, inputs.selections, inputs.reported),
+    }
+
+
+def view_sources(inputs: Inputs, config_file: str) -> list[str]:
+    """The files the views are read from: the workflow's config file, the spec files and the reported values."""
+    files = inputs.catalog.files
+    return [config_file, *(path for name, path in files.items() if name != "reported"),
+            *sorted(str(p) for p in Path(files["reported"]).glob("*.yaml"))]

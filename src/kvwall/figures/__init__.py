@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class FigureEntry:
-    """One figure: the module that draws it, its title and the evidence classes it shows."""
+    """One figure: the module that draws it, its title, the evidence classes it shows and the view of the catalogue
+    its job reads (kvwall.inputs.views: the paper's selections, or the whole catalogue)."""
 
     module: str
     title: str
     evidence: str
+    view: str = "paper"
 
 
 FIGURES: dict[str, FigureEntry] = {
@@ -34,7 +36,7 @@ FIGURES: dict[str, FigureEntry] = {
     "fig6_placement": FigureEntry("placement", "Long-context token-rate ceiling, striped against pinned pages", "derived"),
     "fig7_speed_quality": FigureEntry("speed_quality", "Speed-quality plane of the lossy domains", "derived speed, reported quality"),
     "fig8_reuse": FigureEntry("reuse", "W4 reuse: recompute against fetch", "derived"),
-    "deployment_regimes": FigureEntry("deployment_regimes", "Regime map per device of a deployment", "derived"),
+    "deployment_regimes": FigureEntry("deployment_regimes", "Regime map per device of a deployment", "derived", "catalogue"),
 }
 
 

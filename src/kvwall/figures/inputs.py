@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.loader import load_catalog, load_workflow_config
-from kvwall.inputs.reported import Reported, load_reported
+from kvwall.inputs.specs import Reported
+from kvwall.inputs.views import View
 
 
 @dataclass(frozen=True)
@@ -21,5 +21,13 @@ class FigureInputs:
     @classmethod
     def load(cls, config: Mapping) -> "FigureInputs":
         """Read the catalogue of ``config["config_dir"]``, resolve the selections of ``config`` and the reported values."""
+        from kvwall.inputs.loader import load_catalog, load_workflow_config
+        from kvwall.inputs.reported import load_reported
+
         catalog = load_catalog(config["config_dir"])
         return cls(catalog, load_workflow_config(config, catalog), load_reported(catalog.files["reported"]))
+
+    @classmethod
+    def from_view(cls, view: View) -> "FigureInputs":
+        """The inputs a workflow view holds (kvwall.inputs.views)."""
+        return cls(view.catalog, view.selections, view.reported)

@@ -6,24 +6,10 @@ values (a ratio of two published slopes) is derived, and names the reported valu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from kvwall.inputs.loader import SpecError, checked_base, read_yaml, validate
-
-
-@dataclass(frozen=True)
-class Reported:
-    """One reported value: a number with its unit (base units in ``value``) or a quoted text, and its citation."""
-
-    id: str
-    value: float | None
-    given: float | None
-    unit: str
-    text: str | None
-    source: str
-    note: str
-    file: str
+from kvwall.inputs.specs import Reported
 
 
 def load_reported(folder: str | Path = "config/reported") -> dict[str, Reported]:

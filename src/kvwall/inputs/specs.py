@@ -1,4 +1,4 @@
-"""Typed specs (Device, Model, Link, Technique, Workload) and the values they were read from.
+"""Typed specs (Device, Model, Link, Technique, Workload, Reported) and the values they were read from.
 
 Objects here hold numbers in base units (bytes, bytes/s, FLOP/s, counts); each keeps the provenance of every
 field it was given (the value and unit as written, the source, the evidence class). The model functions take
@@ -510,3 +510,17 @@ class Domain:
     scales: str
     lossless: str
     methods: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Reported:
+    """One reported value: a number with its unit (base units in ``value``) or a quoted text, and its citation."""
+
+    id: str
+    value: float | None
+    given: float | None
+    unit: str
+    text: str | None
+    source: str
+    note: str
+    file: str

@@ -50,6 +50,16 @@ ARTIFACTS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Tables of the whole catalogue (every model or device, not the paper's selections alone): their jobs read the
+#: catalogue's "catalogue" view, every other table the "paper" view (kvwall.inputs.views).
+WHOLE_CATALOGUE = frozenset({"derived/model_catalogue", "spec/device_catalogue", "derived/deployments"})
+
+
+def view_of(artifact: str) -> str:
+    """The name of the view of the catalogue the job building ``artifact`` reads."""
+    return "catalogue" if artifact in WHOLE_CATALOGUE else "paper"
+
+
 def module_of(artifact: str) -> str:
     """The dotted name of the module that builds ``artifact``."""
     return f"kvwall.tables.{ARTIFACTS[artifact][0]}"
