@@ -99,6 +99,9 @@ def ceiling_equation(model: Model, equation: str) -> str:
 def kv_share_equation(model: Model, d: Deployment) -> str:
     """The per-device KV of the model's attention kind under the deployment, as an equation."""
     a = model.attention
+    if isinstance(a, LayerStack):
+        return ("ceil(b / DP) x each group's bytes at s on one TP rank (KV heads max(n_kv,g / TP, 1), a latent and "
+                "index keys whole, a state over its heads / TP), x ceil(L / PP) / L")
     if isinstance(a, LatentAttention):
         per_token = "L (d_c + d_r) w_kv, the whole latent on every TP rank"
     elif a.has_window:
