@@ -201,7 +201,9 @@ def read_gqa(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) 
     (MiniMax-M3) or linear attention (Qwen3.5's Gated DeltaNet); Gemma 4's full layers with their own head_dim and
     KV heads (global_head_dim, num_global_key_value_heads) and, under attention_k_eq_v, no value projection: the
     reference (Gemma4TextAttention) still caches a key and a value, normed apart. MiniMax-M3 is read as
-    transformers' MiniMaxM3VLTextConfig reads the same keys (model_type minimax_m3_vl_text)."""
+    transformers' MiniMaxM3VLTextConfig reads the same keys (model_type minimax_m3_vl_text); MiMo, which
+    transformers does not define, as vLLM's vllm/model_executor/models/mimo.py reads it (Qwen2 attention, its
+    multi-token-prediction layers not counted)."""
     notes: list[str] = []
     n_kv = kv_heads(f, n_q)
     dh = head_dim(f, model_type, d, n_q, notes)
@@ -319,7 +321,9 @@ def _gated_deltanet(f: ConfigFields, d: int, layers: Read) -> tuple[Group, int, 
 def read_mla(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) -> Layout:
     """Multi-head latent attention (DeepSeek-V3, Kimi K2, GLM-5): a latent of kv_lora_rank + qk_rope_head_dim per
     token and layer; with a lightning indexer (index_head_dim: GLM-5's DSA, DeepSeek-V3.2) one index key per token
-    beside it (GlmMoeDsaIndexer caches it), both whole on every TP rank."""
+    beside it (GlmMoeDsaIndexer caches it), both whole on every TP rank. Kimi K2 (model_type kimi_k2, which
+    transformers defines only inside kimi_k25) is DeepSeek-V3's architecture, as vLLM serves it
+    (vllm/model_executor/models/deepseek_v2.py)."""
     rank, rope = f.read("kv_lora_rank"), f.read("qk_rope_head_dim")
     nope, v_dim = f.count("qk_nope_head_dim"), f.count("v_head_dim")
     q_rank = f.count("q_lora_rank") if f.has("q_lora_rank") else 0
@@ -346,8 +350,9 @@ def read_compressed(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q
     """DeepSeek-V4: shared-KV MQA (one head of head_dim cached as key and value) over the last sliding_window tokens
     in every layer; compressed layers add one pooled entry per compress ratio of tokens, CSA (ratio 4) with a
     lightning indexer key of index_head_dim per entry, HCA (ratio 128) without (DeepseekV4CSACache and
-    DeepseekV4HCACache of transformers; deepseek_ref, the same checkpoint format for SGLang, is read alike: vLLM's
-    vllm/model_executor/models/deepseek_v4.py). The KV head is replicated over TP ranks, index keys too."""
+    DeepseekV4HCACache of transformers; deepseek_ref, the same checkpoint format for SGLang, is read alike, as vLLM
+    reads both: vllm/model_executor/models/deepseek_v4.py and vllm/model_executor/layers/deepseek_v4_attention.py).
+    The KV head is replicated over TP ranks, index keys too."""
     kinds, kinds_key = _deepseek_v4_kinds(f, n_layers)
     rates = _deepseek_v4_rates(f)
     n_kv = f.read_or("num_key_value_heads", 1, "DeepseekV4Config's default 1")
