@@ -43,7 +43,9 @@ from kvwall.inputs.published_params import PUBLISHED_PARAMS_FILE
 from kvwall.tables.import_corpus import corpus_configs
 
 HF_CORPUS = "tests/fixtures/hf-configs"
-IMPORT_CORPUS_ARTIFACTS = expand("tables/derived/import_corpus.{ext}", ext=("csv", "md", "tex"))
+IMPORT_CORPUS_ARTIFACTS = expand(
+    "tables/derived/import_corpus.{ext}", ext=("csv", "md", "tex")
+)
 TABLE_ARTIFACTS += IMPORT_CORPUS_ARTIFACTS
 
 

@@ -43,7 +43,9 @@ def _row(model: Model, w_kv: float) -> dict:
 
 
 def import_corpus(catalog: Catalog, configs: list[Path], published: Mapping[str, Sourced]) -> Table:
-    """Every config of the corpus imported, or the key and reason it is refused."""
+    """Every config of the corpus imported, or the key and reason it is refused; no config at all is an error."""
+    if not configs:
+        raise ValueError("the corpus holds no *_config.json (tests/fixtures/hf-configs)")
     w_kv = catalog.assumptions.kv_bytes_per_element
     rows = []
     for path in configs:
