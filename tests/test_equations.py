@@ -75,11 +75,19 @@ def test_mla_and_moe_together(catalog):
 
 def test_a_layer_stack_sums_its_groups(catalog):
     stack = catalog.models["qwen3.5-397b-a17b"]
-    assert kv_equation(stack) == ("SoK Eq. 1 per layer group: sum of 2 L_g n_kv,g d_h,g w_kv (key-value layers) and "
-                                  "L_g (d_c + d_r) w_kv (latent layers), every caching layer counted")
-    assert step_kv_formula(stack) == ("b (sum over groups of per-token bytes x positions held, s or min(s, W), "
-                                      "+ constant state)")
+    assert kv_equation(stack) == ("SoK Eq. 1 per layer group: sum of 2 L_g n_kv,g d_h,g w_kv (key-value layers; 1 x "
+                                  "where keys are values) and L_g (d_c + d_r) w_kv (latent layers), plus L_g d_I w_kv of "
+                                  "index keys and a compressed layer's pooled entries per ratio of tokens, every caching "
+                                  "layer counted")
+    assert step_kv_formula(stack) == ("b (sum over groups of per-token bytes x positions held, s, min(s, W) or "
+                                      "min(s, W) + s / ratio, + constant state)")
     assert crossover_equation(stack, TRAFFIC_EQUATION) == (
         "SoK section 3.4, Table 4: s*(b) = W(b) / (b 2 L n_kv d_h w_kv), solved on b (sum over groups of per-token "
-        "bytes x positions held, s or min(s, W), + constant state)")
+        "bytes x positions held, s, min(s, W) or min(s, W) + s / ratio, + constant state)")
     assert ceiling_equation(stack, CEILING) == "R_inf = β_eff / (the per-token bytes of the growing layer groups) (SoK §3.3)"
+
+
+def test_mla_with_index_keys_names_them(catalog):
+    glm = catalog.models["glm-5"]  # a latent of 512 + 64 and an indexer key of 128 per token and layer
+    assert kv_equation(glm) == "SoK Eq. 1, Table 1 (MLA): L (d_c + d_r + d_I) w_kv"
+    assert crossover_equation(glm, TRAFFIC_EQUATION) == "SoK section 3.4, Table 4: s*(b) = W(b) / (b L (d_c + d_r + d_I) w_kv)"

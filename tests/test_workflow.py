@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 #: What a checkout needs to build every artifact.
-INPUTS = ("Snakefile", "workflow", "src", "config", "notebooks", "data", "matplotlibrc")
+INPUTS = ("Snakefile", "workflow", "src", "config", "notebooks", "data", "matplotlibrc", "tests/fixtures/hf-configs")
 ARTIFACT_ROOTS = ("tables", "figures", "notebooks/executed", "CANONICAL-NUMBERS.md", "canonical-numbers.json")
 
 

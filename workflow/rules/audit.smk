@@ -1,6 +1,8 @@
 # Reproduction audit: the paper's printed numbers (config/paper/printed.yaml) against the derived tables.
 # The tables it reads: those printed.yaml names numbers of (checked to exist by the front door).
-PRINTED_TABLES = sorted({group["artifact"] for group in read_yaml(PRINTED_NUMBERS)["groups"]})
+PRINTED_TABLES = sorted(
+    {group["artifact"] for group in read_yaml(PRINTED_NUMBERS)["groups"]}
+)
 AUDIT_ARTIFACTS = expand("tables/audit/reproduction.{ext}", ext=("csv", "md", "tex"))
 
 

@@ -34,3 +34,33 @@ rule table:
         "../envs/kvwall.yaml"
     shell:
         "python {input.script:q} {output:q} {input.view:q} {wildcards.evidence}/{wildcards.name} 2> {log:q}"
+
+
+# The corpus of published configs as `kvwall import` reads them: one job over every config of the folder (and the
+# hf_quant_config.json companions it reads beside them), so that editing a fixture reruns it.
+from kvwall.inputs.published_params import PUBLISHED_PARAMS_FILE
+from kvwall.tables.import_corpus import corpus_configs
+
+HF_CORPUS = "tests/fixtures/hf-configs"
+IMPORT_CORPUS_ARTIFACTS = expand(
+    "tables/derived/import_corpus.{ext}", ext=("csv", "md", "tex")
+)
+TABLE_ARTIFACTS += IMPORT_CORPUS_ARTIFACTS
+
+
+rule import_corpus:
+    input:
+        view=VIEWS["paper"],
+        published=f"{config['config_dir']}/{PUBLISHED_PARAMS_FILE}",
+        configs=[str(path) for path in corpus_configs(HF_CORPUS)],
+        companions=sorted(glob.glob(f"{HF_CORPUS}/*_hf_quant_config.json")),
+        script="workflow/scripts/import_corpus.py",
+        code=kvwall_code("workflow/scripts/import_corpus.py"),
+    output:
+        IMPORT_CORPUS_ARTIFACTS,
+    log:
+        "logs/tables/derived/import_corpus.log",
+    conda:
+        "../envs/kvwall.yaml"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.published:q} {input.configs:q} 2> {log:q}"

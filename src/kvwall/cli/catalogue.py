@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.hf_import import ImportRefused, document_text, entry_lines, read_config, source_lines
-from kvwall.inputs.loader import SpecError, load_user_specs, read_yaml
+from kvwall.inputs.hf_import import ImportRefused, document_text, entry_lines, load_imported, read_config, source_lines
+from kvwall.inputs.loader import SpecError, read_yaml
 from kvwall.inputs.plausibility import model_findings
-from kvwall.inputs.specs import Sourced
 from kvwall.model.footprint import kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.units import DTYPE_BYTES, GB
 
@@ -36,7 +34,7 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
         except ImportRefused as err:
             print(f"kvwall: {err}", file=sys.stderr)
             return 2
-        model = _load_imported(catalog, imported, params_nominal, nominal_source, path)
+        model = load_imported(catalog, imported, params_nominal, nominal_source, path)
         for finding in model_findings(model, str(path), lambda m: imported.params_derived):
             print(f"kvwall: {finding}", file=sys.stderr)
         written.append((imported, params_nominal, nominal_source))
@@ -60,35 +58,13 @@ def _append(target: Path, imported, params_nominal: float, nominal_source: str) 
     target.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _load_imported(catalog: Catalog, imported, params_nominal: float | None, nominal_source: str | None, path):
-    """The Model an imported entry loads as, its parameter count derived where no nominal one is given; an entry the
-    loader refuses is reported against the config file."""
-    if params_nominal is None:
-        params_nominal, nominal_source = imported.params_derived, f"derived by kvwall from {path} (no nominal count given)"
-    model_id = imported.model_id
-    if model_id in catalog.models:
-        imported = replace(imported, model_id=f"{model_id}.hf")
-    with tempfile.TemporaryDirectory() as folder:
-        spec = Path(folder) / "imported.yaml"
-        spec.write_text(document_text([(imported, params_nominal, nominal_source)]), encoding="utf-8")
-        try:
-            model = load_user_specs(spec, catalog).models[imported.model_id]
-        except SpecError as err:
-            raise SpecError(path, err.key, err.reason) from None
-    if nominal_source.startswith("derived by kvwall"):
-        given = model.provenance["params_nominal"]
-        derived = Sourced(given.value, given.given, given.unit, given.source, "derived")
-        model = replace(model, provenance=MappingProxyType({**model.provenance, "params_nominal": derived}))
-    return model
-
-
 def with_hf_config(catalog: Catalog, path: str) -> tuple[Catalog, str]:
     """The catalogue with the model of one config.json, its parameter count derived (no nominal count given)."""
     try:
         imported = read_config(path)
     except ImportRefused as err:
         raise SpecError(err.file, err.key, err.reason) from None
-    model = _load_imported(catalog, imported, None, None, path)
+    model = load_imported(catalog, imported, None, None, path)
     for finding in model_findings(model, path, lambda m: imported.params_derived):
         print(f"kvwall: {finding}", file=sys.stderr)
     return replace(catalog, models=MappingProxyType({**catalog.models, model.id: model})), model.id

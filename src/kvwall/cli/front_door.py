@@ -20,6 +20,7 @@ from kvwall.formats import FORMATS
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml, validate
+from kvwall.inputs.published_params import PUBLISHED_PARAMS_FILE, load_published_params
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported
 from kvwall.inputs.serving import SERVING_MEASUREMENTS, check_serving_measurements
@@ -154,6 +155,7 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
         read_record(record)
     _check_printed(config_dir / PRINTED_FILE, catalog, selections)
     validation = load_validation_map(config_dir / VALIDATION_FILE, catalog)
+    load_published_params(config_dir / PUBLISHED_PARAMS_FILE)
     check_serving_measurements(serving_measurements, stamp_dir)
     return Inputs(catalog, selections, reported, tiers, measure, records, validation)
 

@@ -1,8 +1,10 @@
 """Per-layer cache kinds of a models.yaml entry (``attention: {kind: layers, groups: [...]}``) as a LayerStack.
 
-Each group names its kind (full, window, chunked, latent, state, none), its layer count and the dimensions that size its
-cache; the state dtype of state layers is an assumption (config/assumptions.yaml ``state_dtype``), bound when the
-catalogue is assembled.
+Each group names its kind (full, window, chunked, compressed, latent, state, none), its layer count and the dimensions
+that size its cache, and optionally how it departs from the default: one tensor per KV head where keys double as
+values (``kv_tensors: 1``), a sparse-attention indexer's keys (``index_head_dim``), the heads a state is split over
+under TP (``state_heads``). The state dtype of state layers is an assumption (config/assumptions.yaml
+``state_dtype``), bound when the catalogue is assembled.
 """
 
 from __future__ import annotations
@@ -11,17 +13,32 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Mapping
 
-from kvwall.inputs.specs import CHUNKED, FULL, LATENT, NONE, STATE, WINDOW, LayerGroup, LayerStack, Model, Sourced
+from kvwall.inputs.specs import (CHUNKED, COMPRESSED, FULL, KEY_VALUE_KINDS, LATENT, NONE, STATE, WINDOW, LayerGroup,
+                                 LayerStack, Model, Sourced)
 
+_HEADS = {"n_q_heads": "count", "n_kv_heads": "count", "head_dim": "count"}
 #: The dimensions each kind needs, beside ``layers``, with the unit each is written in.
 GROUP_FIELDS = {
-    FULL: {"n_q_heads": "count", "n_kv_heads": "count", "head_dim": "count"},
-    WINDOW: {"n_q_heads": "count", "n_kv_heads": "count", "head_dim": "count", "span": "tokens"},
-    CHUNKED: {"n_q_heads": "count", "n_kv_heads": "count", "head_dim": "count", "span": "tokens"},
+    FULL: _HEADS,
+    WINDOW: {**_HEADS, "span": "tokens"},
+    CHUNKED: {**_HEADS, "span": "tokens"},
+    COMPRESSED: {**_HEADS, "span": "tokens", "compress_ratio": "count"},
     LATENT: {"n_q_heads": "count", "kv_lora_rank": "count", "qk_rope_head_dim": "count"},
     STATE: {"state_elements": "count"},
     NONE: {},
 }
+#: The dimensions a kind may give, with their unit; absent, each takes LayerGroup's default.
+OPTIONAL_GROUP_FIELDS = {
+    FULL: {"kv_tensors": "count", "index_head_dim": "count"},
+    WINDOW: {"kv_tensors": "count"},
+    CHUNKED: {"kv_tensors": "count"},
+    COMPRESSED: {"kv_tensors": "count", "index_head_dim": "count"},
+    LATENT: {"index_head_dim": "count"},
+    STATE: {"state_heads": "count"},
+    NONE: {},
+}
+#: Fields held as floats (tokens and element counts); the rest are whole counts.
+_FLOAT_FIELDS = ("span", "state_elements", "compress_ratio")
 
 
 def read_layers(node: Mapping, key: str, reader, default_source: str, provenance: dict, n_layers: int) -> LayerStack:
@@ -33,18 +50,24 @@ def read_layers(node: Mapping, key: str, reader, default_source: str, provenance
         where = f"{key}.attention.groups[{i}]"
         kind = group["kind"]
         fields = {"layers": "count", **GROUP_FIELDS[kind]}
-        unexpected = sorted(set(group) - set(fields) - {"kind"})
+        optional = OPTIONAL_GROUP_FIELDS[kind]
+        unexpected = sorted(set(group) - set(fields) - set(optional) - {"kind"})
         if unexpected:
-            raise SpecError(reader.file, f"{where}.{unexpected[0]}", f"not a dimension of a {kind} layer (expected {', '.join(fields)})")
+            expected = ", ".join([*fields, *optional])
+            raise SpecError(reader.file, f"{where}.{unexpected[0]}", f"not a dimension of a {kind} layer (expected {expected})")
         values = {}
-        for name, dimension in fields.items():
+        for name, dimension in {**fields, **optional}.items():
             if name not in group:
+                if name in optional:
+                    continue
                 raise SpecError(reader.file, where, f"missing required field {name!r} of a {kind} layer")
             sourced = reader.quantity(group[name], f"{where}.{name}", dimension, default_source)
             provenance[f"attention.groups[{i}].{name}"] = sourced
-            values[name] = sourced.value if name in ("span", "state_elements") else int(sourced.value)
-        if kind in (FULL, WINDOW, CHUNKED) and values["n_q_heads"] % values["n_kv_heads"]:
+            values[name] = sourced.value if name in _FLOAT_FIELDS else int(sourced.value)
+        if kind in KEY_VALUE_KINDS and values["n_q_heads"] % values["n_kv_heads"]:
             raise SpecError(reader.file, f"{where}.n_kv_heads", f"{values['n_kv_heads']} does not divide n_q_heads {values['n_q_heads']}")
+        if values.get("kv_tensors", 2) not in (1, 2):
+            raise SpecError(reader.file, f"{where}.kv_tensors", "2 (a key and a value) or 1 (keys double as values)")
         groups.append(LayerGroup(kind, **values))
     total = sum(g.layers for g in groups)
     if total != n_layers:

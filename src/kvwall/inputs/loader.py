@@ -236,11 +236,13 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             raise SpecError(reader.file, f"{key}.n_kv_heads", f"{n['n_kv_heads']} does not divide n_q_heads {n['n_q_heads']}")
         attention_node = entry["attention"]
         if attention_node["kind"] == "mla":
-            for name in ("kv_lora_rank", "qk_rope_head_dim"):
-                prov[f"attention.{name}"] = reader.quantity(attention_node[name], f"{key}.attention.{name}", "count", default)
+            for name in ("kv_lora_rank", "qk_rope_head_dim", "index_head_dim"):
+                if name in attention_node:
+                    prov[f"attention.{name}"] = reader.quantity(attention_node[name], f"{key}.attention.{name}", "count", default)
+            index = int(prov["attention.index_head_dim"].value) if "attention.index_head_dim" in prov else 0
             attention = LatentAttention(
-                n["n_layers"], n["n_q_heads"], int(prov["attention.kv_lora_rank"].value), int(prov["attention.qk_rope_head_dim"].value)
-            )
+                n["n_layers"], n["n_q_heads"], int(prov["attention.kv_lora_rank"].value), int(prov["attention.qk_rope_head_dim"].value),
+                index)
         elif attention_node["kind"] == "sliding_window":
             prov["attention.window"] = reader.quantity(attention_node["window"], f"{key}.attention.window", "tokens", default)
             prov["attention.window_layers"] = reader.quantity(
@@ -260,10 +262,12 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
         if "moe" in entry:
             for name in _MOE_COUNTS:
                 prov[f"moe.{name}"] = reader.quantity(entry["moe"][name], f"{key}.moe.{name}", "count", default)
-            if "expert_matrices" in entry["moe"]:
-                prov["moe.expert_matrices"] = reader.quantity(entry["moe"]["expert_matrices"], f"{key}.moe.expert_matrices", "count", default)
+            for name in ("expert_matrices", "latent_size"):
+                if name in entry["moe"]:
+                    prov[f"moe.{name}"] = reader.quantity(entry["moe"][name], f"{key}.moe.{name}", "count", default)
             moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS),
-                                   expert_matrices=int(prov["moe.expert_matrices"].value) if "moe.expert_matrices" in prov else 3)
+                                   expert_matrices=int(prov["moe.expert_matrices"].value) if "moe.expert_matrices" in prov else 3,
+                                   latent_size=int(prov["moe.latent_size"].value) if "moe.latent_size" in prov else 0)
             if moe.experts_per_token > moe.routed_experts:
                 raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
             if moe.dense_layers > n["n_layers"]:

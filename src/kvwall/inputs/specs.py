@@ -7,7 +7,7 @@ these objects and never read YAML; ``kvwall.inputs.loader`` builds them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
@@ -209,12 +209,15 @@ class SlidingWindowAttention(FullAttention):
 
 @dataclass(frozen=True)
 class LatentAttention(EveryTokenCached):
-    """Multi-head latent attention (MLA): each layer caches one latent of kv_lora_rank + rope dims (SoK Table 1, dagger)."""
+    """Multi-head latent attention (MLA): each layer caches one latent of kv_lora_rank + rope dims (SoK Table 1, dagger)
+    and, where a sparse-attention indexer picks the positions attention reads (DeepSeek-V3.2's and GLM-5's lightning
+    indexer), one index key of ``index_head_dim`` per position beside it, held whole on every TP rank as the latent is."""
 
     n_layers: int
     n_q_heads: int
     kv_lora_rank: int
     qk_rope_head_dim: int
+    index_head_dim: int = 0
 
     @property
     def latent_dim(self) -> int:
@@ -222,7 +225,7 @@ class LatentAttention(EveryTokenCached):
 
     @property
     def kv_elements_per_token(self) -> float:
-        return float(self.n_layers * self.latent_dim)
+        return float(self.n_layers * (self.latent_dim + self.index_head_dim))
 
     @property
     def attention_flops_per_position(self) -> float:
@@ -237,24 +240,35 @@ class LatentAttention(EveryTokenCached):
     def groups(self) -> tuple[LayerGroup, ...]:
         """One group of latent layers."""
         return (LayerGroup(LATENT, self.n_layers, self.n_q_heads, kv_lora_rank=self.kv_lora_rank,
-                           qk_rope_head_dim=self.qk_rope_head_dim),)
+                           qk_rope_head_dim=self.qk_rope_head_dim, index_head_dim=self.index_head_dim),)
 
 
 
-FULL, WINDOW, CHUNKED, LATENT, STATE, NONE = "full", "window", "chunked", "latent", "state", "none"
+FULL, WINDOW, CHUNKED, COMPRESSED, LATENT, STATE, NONE = (
+    "full", "window", "chunked", "compressed", "latent", "state", "none")
 #: Cache kinds of a layer: grows with every token (full, latent), holds at most ``span`` positions (window,
-#: chunked local attention), holds a constant per-sequence state (linear attention, state-space layers), or holds
+#: chunked local attention), holds a window of ``span`` recent tokens plus one pooled entry per ``compress_ratio``
+#: tokens (compressed), holds a constant per-sequence state (linear attention, state-space layers), or holds
 #: nothing (the FFN-only layers of a hybrid stack such as Nemotron-H).
-CACHE_KINDS = (FULL, WINDOW, CHUNKED, LATENT, STATE, NONE)
+CACHE_KINDS = (FULL, WINDOW, CHUNKED, COMPRESSED, LATENT, STATE, NONE)
+#: The kinds that cache keys and values per KV head.
+KEY_VALUE_KINDS = (FULL, WINDOW, CHUNKED, COMPRESSED)
 
 
 @dataclass(frozen=True)
 class LayerGroup:
-    """Layers of one cache kind and one head layout; what a per-device split of the cache needs to know.
+    """Layers of one cache kind and one head layout, each knowing its bytes per token and its split over TP ranks
+    (in the manner of vLLM's KVCacheSpec: vllm/v1/kv_cache_interface.py).
 
-    ``n_kv_heads`` x ``head_dim`` for full, window and chunked layers (a key and a value each, SoK Eq. 1);
-    ``kv_lora_rank`` + ``qk_rope_head_dim`` for latent layers (one latent, no factor 2); ``state_elements`` per
-    layer and sequence for state layers, independent of the context.
+    Key-value layers (full, window, chunked, compressed) cache ``kv_tensors`` x ``n_kv_heads`` x ``head_dim`` per
+    position: a key and a value (SoK Eq. 1), or one tensor where keys double as values (Gemma 4's
+    ``attention_k_eq_v``, DeepSeek-V4's shared-KV MQA); their heads are split over TP ranks, at least one whole head
+    each. Latent layers cache ``kv_lora_rank`` + ``qk_rope_head_dim`` (one latent, no factor 2), whole on every rank.
+    A sparse-attention indexer adds ``index_head_dim`` per indexed position (one key, no value), whole on every rank.
+    A compressed layer (DeepSeek-V4's CSA and HCA) holds the last ``span`` tokens and one entry per
+    ``compress_ratio`` tokens of the whole context, its index keys per entry. State layers hold ``state_elements``
+    per layer and sequence whatever the context, split over TP ranks by their ``state_heads`` (whole on every rank
+    when not given).
     """
 
     kind: str
@@ -262,20 +276,28 @@ class LayerGroup:
     n_q_heads: int = 0
     n_kv_heads: int = 0
     head_dim: int = 0
-    span: float = 0.0  # tokens a window or chunked layer holds at most
+    span: float = 0.0  # tokens a window, chunked or compressed layer holds at most in full
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
     state_elements: float = 0.0
+    kv_tensors: int = 2  # tensors cached per KV head and position: key and value, or one where keys are values
+    index_head_dim: int = 0  # elements of a sparse-attention indexer's key per indexed position
+    compress_ratio: float = 0.0  # tokens pooled into one entry of a compressed layer
+    state_heads: int = 0  # heads a state layer's state is split over under TP (0: not split)
 
     def __post_init__(self):
         if self.kind not in CACHE_KINDS:
             raise ValueError(f"cache kind {self.kind!r} is not one of {CACHE_KINDS}")
-        if (self.kind in (WINDOW, CHUNKED)) != (self.span > 0):
-            raise ValueError("window and chunked layers, and only they, hold a positive span of positions")
+        if (self.kind in (WINDOW, CHUNKED, COMPRESSED)) != (self.span > 0):
+            raise ValueError("window, chunked and compressed layers, and only they, hold a positive span of positions")
+        if (self.kind == COMPRESSED) != (self.compress_ratio > 0):
+            raise ValueError("compressed layers, and only they, pool a positive compress_ratio of tokens per entry")
+        if self.kv_tensors not in (1, 2):
+            raise ValueError(f"kv_tensors is 2 (a key and a value) or 1 (keys double as values), not {self.kv_tensors}")
 
     @property
     def grows(self) -> bool:
-        """Whether the layer's cache grows with every token."""
+        """Whether the layer's cache grows with every token at its full rate."""
         return self.kind in (FULL, LATENT)
 
     @property
@@ -283,17 +305,50 @@ class LayerGroup:
         return self.kv_lora_rank + self.qk_rope_head_dim
 
     @property
-    def kv_elements_per_token(self) -> float:
-        """2 L n_kv d_h for key-value layers, L (d_c + d_r) for latent layers, 0 for state layers (SoK Eq. 1)."""
+    def _elements_per_position(self) -> float:
+        """Elements one layer caches per position it holds (per compressed entry for a compressed layer)."""
         if self.kind == LATENT:
-            return float(self.layers * self.latent_dim)
+            return float(self.latent_dim + self.index_head_dim)
         if self.kind in (STATE, NONE):
             return 0.0
-        return 2.0 * self.layers * self.n_kv_heads * self.head_dim
+        return float(self.kv_tensors * self.n_kv_heads * self.head_dim + self.index_head_dim)
+
+    @property
+    def kv_elements_per_token(self) -> float:
+        """Elements the group adds per token while the context is within its span: 2 L n_kv d_h for key-value layers
+        (SoK Eq. 1), L (d_c + d_r) for latent layers, plus index keys; a compressed layer adds its window's entry
+        and 1 / compress_ratio of a pooled one (its index key only there); 0 for state layers."""
+        if self.kind == LATENT:
+            return float(self.layers * self.latent_dim + self.layers * self.index_head_dim)
+        if self.kind in (STATE, NONE):
+            return 0.0
+        if self.kind == COMPRESSED:
+            return self.layers * self.kv_tensors * self.n_kv_heads * self.head_dim + self.growing_elements_per_token
+        return float(self.layers * self.kv_tensors * self.n_kv_heads * self.head_dim + self.layers * self.index_head_dim)
+
+    @property
+    def growing_elements_per_token(self) -> float:
+        """Elements the group adds per token beyond its span: all of them for full and latent layers, the pooled
+        entries of a compressed layer, none for window, chunked and state layers."""
+        if self.grows:
+            return self.kv_elements_per_token
+        if self.kind == COMPRESSED:
+            return self.layers * self._elements_per_position / self.compress_ratio
+        return 0.0
+
+    def elements(self, context: ArrayLike) -> np.ndarray:
+        """Elements the group holds for one sequence at ``context`` (state excluded): per-token elements times the
+        positions held, a compressed layer's window capped at its span and its pooled entries uncapped."""
+        if self.kind == COMPRESSED:
+            s = np.asarray(context, dtype=float)
+            window = float(self.layers * self.kv_tensors * self.n_kv_heads * self.head_dim)
+            return window * np.minimum(s, self.span) + self.growing_elements_per_token * s
+        return self.kv_elements_per_token * self.positions(context)
 
     @property
     def attention_flops_per_position(self) -> float:
-        """4 L n_q d_h (scores and values), 2 L n_q (2 d_c + d_r) for absorbed MLA; 0 for state layers (Table 8)."""
+        """4 L n_q d_h (scores and values), 2 L n_q (2 d_c + d_r) for absorbed MLA; 0 for state layers (Table 8).
+        The indexer's scoring is not counted."""
         if self.kind == LATENT:
             return 2.0 * self.layers * self.n_q_heads * (self.latent_dim + self.kv_lora_rank)
         if self.kind in (STATE, NONE):
@@ -301,12 +356,15 @@ class LayerGroup:
         return 4.0 * self.layers * self.n_q_heads * self.head_dim
 
     def positions(self, context: ArrayLike) -> np.ndarray:
-        """Positions one layer holds at ``context``: s, min(s, span), or none (state)."""
+        """Positions one layer attends to at ``context``: s, min(s, span), min(s, span) + s / compress_ratio for a
+        compressed layer, or none (state)."""
         s = np.asarray(context, dtype=float)
         if self.grows:
             return s
         if self.kind in (STATE, NONE):
             return np.zeros_like(s)
+        if self.kind == COMPRESSED:
+            return np.minimum(s, self.span) + s / self.compress_ratio
         return np.minimum(s, self.span)
 
     def attended(self, cached: ArrayLike, new: ArrayLike) -> np.ndarray:
@@ -320,13 +378,24 @@ class LayerGroup:
         def capped_integral(x):  # integral of min(p, span) dp from 0 to x
             return np.where(x <= self.span, 0.5 * x**2, 0.5 * self.span**2 + self.span * (x - self.span))
 
-        return capped_integral(c + n) - capped_integral(c)
+        capped = capped_integral(c + n) - capped_integral(c)
+        return capped + causal_positions(c, n) / self.compress_ratio if self.kind == COMPRESSED else capped
+
+    def on_tensor_rank(self, tensor_parallel: int) -> LayerGroup:
+        """What one of ``tensor_parallel`` ranks holds of the group: max(n_kv / TP, 1) whole KV heads of a key-value
+        layer (index keys whole), all of a latent, max(state_heads / TP, 1) / state_heads of a split state."""
+        if self.kind in KEY_VALUE_KINDS:
+            return replace(self, n_kv_heads=max(self.n_kv_heads // tensor_parallel, 1))
+        if self.kind == STATE and self.state_heads:
+            heads = max(self.state_heads // tensor_parallel, 1)
+            return replace(self, state_elements=self.state_elements * heads / self.state_heads, state_heads=heads)
+        return self
 
 
 @dataclass(frozen=True)
 class LayerStack:
-    """A decoder whose layers differ in cache kind or head layout (Qwen3.5, Nemotron-H, Gemma 4, Llama 4): the
-    footprint is the sum over groups, each at its own positions; constant state is added per sequence.
+    """A decoder whose layers differ in cache kind or head layout (Qwen3.5, Nemotron-H, Gemma 4, Llama 4, DeepSeek-V4):
+    the footprint is the sum over groups, each at its own positions; constant state is added per sequence.
 
     Every capped group holds the same span (one breakpoint of the piecewise footprint); ``state_bytes_per_element``
     is the state dtype, an assumption (config/assumptions.yaml state_dtype).
@@ -356,7 +425,7 @@ class LayerStack:
 
     @property
     def window(self) -> float:
-        """The span every window or chunked layer holds (0 when none)."""
+        """The span every window, chunked or compressed layer holds (0 when none)."""
         return max((g.span for g in self.groups), default=0.0)
 
     @property
@@ -383,28 +452,31 @@ class LayerStack:
 
     @property
     def label(self) -> str:
-        names = {FULL: "full", WINDOW: "SWA", CHUNKED: "chunked", LATENT: "MLA", STATE: "state"}
+        names = {FULL: "full", WINDOW: "SWA", CHUNKED: "chunked", COMPRESSED: "compressed", LATENT: "MLA", STATE: "state"}
         kinds = []
         for g in self.groups:
             if g.kind != NONE and names[g.kind] not in kinds:
                 kinds.append(names[g.kind])
         return "+".join(kinds)
 
+    @property
+    def _growing_elements_per_token(self) -> float:
+        return sum(g.growing_elements_per_token for g in self.groups)
+
     def growing_part(self, per_token: ArrayLike) -> np.ndarray:
-        """The growing groups' share of a per-token rate."""
-        growing = sum(g.kv_elements_per_token for g in self.groups if g.grows)
-        return per_token * growing / self.kv_elements_per_token
+        """The share of a per-token rate that keeps growing beyond the span."""
+        return per_token * self._growing_elements_per_token / self.kv_elements_per_token
 
     def cached_positions(self, context: ArrayLike) -> np.ndarray:
         """Positions cached at ``context``, weighted by each group's per-token elements."""
-        total = sum(g.kv_elements_per_token * g.positions(context) for g in self.groups)
+        total = sum(g.elements(context) for g in self.groups)
         return total / self.kv_elements_per_token
 
     def context_caching(self, positions: ArrayLike) -> np.ndarray:
-        """Inverse of cached_positions: p below the span, then the growing groups' rate alone (infinite if none)."""
+        """Inverse of cached_positions: p below the span, then the growing rate alone (infinite if nothing grows)."""
         p = np.asarray(positions, dtype=float)
         span = self.window if self.has_window else np.inf
-        growing = sum(g.kv_elements_per_token for g in self.groups if g.grows)
+        growing = self._growing_elements_per_token
         if growing == 0:
             return np.where(p <= span, p, np.inf)
         capped = self.kv_elements_per_token - growing
@@ -419,6 +491,10 @@ class LayerStack:
         """Each group's FLOPs per position times the positions its causal prefill attends to (SoK App. A)."""
         return sum(g.attention_flops_per_position * g.attended(cached, new) for g in self.groups)
 
+    def on_tensor_rank(self, tensor_parallel: int) -> LayerStack:
+        """What one of ``tensor_parallel`` ranks holds: each group's own share (LayerGroup.on_tensor_rank)."""
+        return replace(self, groups=tuple(g.on_tensor_rank(tensor_parallel) for g in self.groups))
+
 
 @dataclass(frozen=True)
 class MixtureOfExperts:
@@ -430,6 +506,7 @@ class MixtureOfExperts:
     expert_intermediate_size: int
     dense_layers: int  # layers without routed experts
     expert_matrices: int = 3  # weight matrices per expert: 3 gated (SwiGLU), 2 non-gated (relu2)
+    latent_size: int = 0  # the width routed experts work in, projected from and back to the hidden size (0: hidden)
 
 
 @dataclass(frozen=True)

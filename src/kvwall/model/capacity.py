@@ -13,8 +13,8 @@ from kvwall.inputs.deployment import Deployment
 from kvwall.inputs.specs import Model
 from kvwall.model.footprint import context_holding
 from kvwall.model.regimes import regime
-from kvwall.model.sharding import (kv_bytes_per_device, kv_share_per_tensor_rank, layer_share,
-                                   resident_weight_bytes_per_device, sequences_per_replica, step_weight_bytes_per_device)
+from kvwall.model.sharding import (kv_bytes_per_device, kv_on_tensor_rank, layer_share, resident_weight_bytes_per_device,
+                                   sequences_per_replica, step_weight_bytes_per_device)
 
 
 def kv_memory_per_device(model: Model, d: Deployment, hbm_capacity: float, usable_fraction: float) -> float:
@@ -39,18 +39,20 @@ def running_batch(batch: ArrayLike, fitting: ArrayLike) -> np.ndarray:
 def deployment_capacity_crossover(model: Model, d: Deployment, hbm_capacity: float, usable_fraction: float) -> np.ndarray:
     """s_cap of a deployment: the context at which one sequence's KV share fills a device's KV memory (SoK section
     3.4 per device); negative where the weights alone exceed the HBM."""
-    share = kv_share_per_tensor_rank(model, d.tensor_parallel) * layer_share(model, d.pipeline_parallel)
+    on_rank, share = kv_on_tensor_rank(model, d.tensor_parallel)
+    share = share * layer_share(model, d.pipeline_parallel)
     free = kv_memory_per_device(model, d, hbm_capacity, usable_fraction)
-    return context_holding(model, free / share, d.kv_bytes_per_element, 1.0)
+    return context_holding(on_rank, free / share, d.kv_bytes_per_element, 1.0)
 
 
 def device_traffic_crossover(model: Model, d: Deployment, batch: ArrayLike) -> np.ndarray:
     """s*(b) per device: the context where a device's KV bytes per step equal its weight bytes per step (SoK
     section 3.4, Table 4, on the device's shares)."""
-    share = kv_share_per_tensor_rank(model, d.tensor_parallel) * layer_share(model, d.pipeline_parallel)
+    on_rank, share = kv_on_tensor_rank(model, d.tensor_parallel)
+    share = share * layer_share(model, d.pipeline_parallel)
     weights = step_weight_bytes_per_device(model, d, batch)
     sequences = sequences_per_replica(batch, d.data_parallel)
-    return context_holding(model, weights / share, d.kv_bytes_per_element, sequences)
+    return context_holding(on_rank, weights / share, d.kv_bytes_per_element, sequences)
 
 
 def device_regime(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLike, hbm_capacity: float,

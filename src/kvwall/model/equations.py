@@ -18,9 +18,11 @@ KV_EQUATION = "SoK Eq. 1: 2 L n_kv d_h w_kv"
 MLA_EQUATION = "SoK Eq. 1, Table 1 (MLA): L (d_c + d_r) w_kv"
 WINDOW_EQUATION = "SoK Eq. 1 over every layer: 2 L n_kv d_h w_kv, the rate below the window"
 BEYOND_WINDOW_EQUATION = "SoK Eq. 1 over the full layers: 2 L_full n_kv d_h w_kv"
-STACK_EQUATION = ("SoK Eq. 1 per layer group: sum of 2 L_g n_kv,g d_h,g w_kv (key-value layers) and L_g (d_c + d_r) "
-                  "w_kv (latent layers), every caching layer counted")
-STACK_STEP_KV_FORMULA = "b (sum over groups of per-token bytes x positions held, s or min(s, W), + constant state)"
+STACK_EQUATION = ("SoK Eq. 1 per layer group: sum of 2 L_g n_kv,g d_h,g w_kv (key-value layers; 1 x where keys are "
+                  "values) and L_g (d_c + d_r) w_kv (latent layers), plus L_g d_I w_kv of index keys and a compressed "
+                  "layer's pooled entries per ratio of tokens, every caching layer counted")
+STACK_STEP_KV_FORMULA = ("b (sum over groups of per-token bytes x positions held, s, min(s, W) or min(s, W) + s / ratio, "
+                         "+ constant state)")
 STEP_KV_FORMULA = "b s 2 L n_kv d_h w_kv"  # for_model rewrites it for MLA
 WINDOW_STEP_KV_FORMULA = "b 2 n_kv d_h w_kv (L_full s + L_window min(s, W))"
 TRAFFIC_EQUATION = "SoK section 3.4, Table 4: s*(b) = P w_p / (b 2 L n_kv d_h w_kv)"
@@ -36,8 +38,13 @@ def kv_equation(model: Model) -> str:
     if isinstance(model.attention, LayerStack):
         return STACK_EQUATION
     if isinstance(model.attention, LatentAttention):
-        return MLA_EQUATION
+        return _with_index_keys(model, MLA_EQUATION)
     return WINDOW_EQUATION if model.attention.has_window else KV_EQUATION
+
+
+def _with_index_keys(model: Model, equation: str) -> str:
+    """An MLA equation with a sparse-attention indexer's keys d_I beside the latent, where the model caches them."""
+    return equation.replace("(d_c + d_r)", "(d_c + d_r + d_I)") if model.attention.index_head_dim else equation
 
 
 def for_model(model: Model, equation: str) -> str:
@@ -45,7 +52,7 @@ def for_model(model: Model, equation: str) -> str:
     MoE step reads W(b), the always-active weights plus the routed experts a batch of b touches."""
     if isinstance(model.attention, LatentAttention):
         equation = equation.replace("2 b L n_kv d_h s w_kv", "b L (d_c + d_r) s w_kv")
-        equation = equation.replace("2 L n_kv d_h w_kv", "L (d_c + d_r) w_kv")
+        equation = _with_index_keys(model, equation.replace("2 L n_kv d_h w_kv", "L (d_c + d_r) w_kv"))
     if model.moe is not None:
         equation = equation.replace("s*(b) = P w_p", "s*(b) = W(b)").replace("(P w_p + ", "(W(b) + ")
         equation = equation.replace("b (2P + ", "b (2P_active + ")
@@ -99,8 +106,11 @@ def ceiling_equation(model: Model, equation: str) -> str:
 def kv_share_equation(model: Model, d: Deployment) -> str:
     """The per-device KV of the model's attention kind under the deployment, as an equation."""
     a = model.attention
+    if isinstance(a, LayerStack):
+        return ("ceil(b / DP) x each group's bytes at s on one TP rank (KV heads max(n_kv,g / TP, 1), a latent and "
+                "index keys whole, a state over its heads / TP), x ceil(L / PP) / L")
     if isinstance(a, LatentAttention):
-        per_token = "L (d_c + d_r) w_kv, the whole latent on every TP rank"
+        per_token = _with_index_keys(model, "L (d_c + d_r) w_kv, the whole latent on every TP rank")
     elif a.has_window:
         per_token = "2 n_kv' d_h w_kv (L_full s + L_window min(s, W)) / s"
     else:

@@ -38,11 +38,13 @@ def embedding_params(model: Model) -> float:
 
 def routed_expert_params(model: Model) -> float:
     """Weights of all routed experts of an MoE model, (L - dense layers) E m d d_ff with m = 3 gated or 2 non-gated
-    matrices per expert (0 for a dense model)."""
+    matrices per expert (0 for a dense model); d is the experts' latent width where they work in one (Nemotron 3's
+    moe_latent_size: the projections to and from it are always-active weights)."""
     if model.moe is None:
         return 0.0
     moe = model.moe
-    return float((model.n_layers - moe.dense_layers) * moe.routed_experts * moe.expert_matrices * model.hidden_size
+    width = moe.latent_size or model.hidden_size
+    return float((model.n_layers - moe.dense_layers) * moe.routed_experts * moe.expert_matrices * width
                  * moe.expert_intermediate_size)
 
 

@@ -8,12 +8,13 @@ whole-model numbers exactly (SoK sections 3.1, 3.4).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from kvwall.inputs.deployment import Deployment
-from kvwall.inputs.specs import LatentAttention, Model
+from kvwall.inputs.specs import LatentAttention, LayerStack, Model
 from kvwall.model.footprint import kv_bytes
 from kvwall.model.params import embedding_params, routed_expert_params
 from kvwall.model.roofline import active_params_per_token, experts_touched_fraction, step_flops
@@ -34,6 +35,15 @@ def kv_share_per_tensor_rank(model: Model, tensor_parallel: int) -> float:
     """The share of a sequence's KV one TP rank holds: its heads over n_kv, or 1 for a replicated MLA latent."""
     heads = kv_heads_per_device(model, tensor_parallel)
     return 1.0 if heads is None else heads / model.n_kv_heads
+
+
+def kv_on_tensor_rank(model: Model, tensor_parallel: int) -> tuple[Model, float]:
+    """The cache one of TP ranks holds, as a model and a factor on its footprint: a layer stack's groups each split
+    their own way (KV heads split, latents and index keys whole, states by their heads; LayerGroup.on_tensor_rank),
+    factor 1; a uniform kind, the model itself and its head share (kv_share_per_tensor_rank)."""
+    if isinstance(model.attention, LayerStack):
+        return replace(model, attention=model.attention.on_tensor_rank(tensor_parallel)), 1.0
+    return model, kv_share_per_tensor_rank(model, tensor_parallel)
 
 
 def layer_share(model: Model, pipeline_parallel: int) -> float:
@@ -79,8 +89,9 @@ def kv_bytes_per_device(model: Model, d: Deployment, context: ArrayLike, batch: 
     """KV bytes one device holds and reads per step: its replica's ceil(b / DP) sequences, its heads' share (MLA:
     all of the latent) and its stage's layers."""
     sequences = sequences_per_replica(batch, d.data_parallel)
-    share = kv_share_per_tensor_rank(model, d.tensor_parallel) * layer_share(model, d.pipeline_parallel)
-    return kv_bytes(model, context, d.kv_bytes_per_element, sequences) * share
+    on_rank, share = kv_on_tensor_rank(model, d.tensor_parallel)
+    share = share * layer_share(model, d.pipeline_parallel)
+    return kv_bytes(on_rank, context, d.kv_bytes_per_element, sequences) * share
 
 
 def step_flops_per_device(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLike) -> np.ndarray:
