@@ -212,17 +212,19 @@ def test_measured_section_says_none_or_embeds_committed_tables(root, inputs, mar
 
 
 def test_figure_3_1_quotes_the_canonical_numbers(inputs, numbers):
-    cards = four_constraints.cards(numbers, inputs.tiers.figure)
+    cards = four_constraints.cards(numbers, inputs.tiers.figure, four_constraints.scenario_names(inputs.tiers))
     assert [c.status for c in cards] == ["RELIEVED", "UNCHANGED", "CREATED", "CREATED"]
     text = " ".join(c.quote for c in cards)
     for role, number_id in four_constraints.quoted_ids(inputs.tiers.figure).items():
         assert numbers[number_id]["display"] in text, role
     assert "16.34 ms/GiB" in text and "17.58 ms/GiB" in text
+    assert not any(scenario in text for scenario in inputs.tiers.scenarios)  # named in words, never by id
+    assert "W1, one transfer per layer, prefetched a layer ahead (Llama-3-70B on B200)" in text
 
 
 @pytest.mark.parametrize("suffix", ["svg", "pdf", "png"])
 def test_tier_figures_save_byte_stable(tmp_path, inputs, numbers, suffix):
-    drawings = {"fig3_1": lambda: four_constraints.draw(numbers, inputs.tiers.figure),
+    drawings = {"fig3_1": lambda: four_constraints.draw(numbers, inputs.tiers),
                 "timeline": lambda: timeline.draw(inputs.tiers)}
     for name, draw in drawings.items():
         first, second = tmp_path / f"{name}-1.{suffix}", tmp_path / f"{name}-2.{suffix}"
@@ -237,6 +239,8 @@ def test_timeline_shows_every_transfer_of_the_figure_scenario(inputs):
     titles = [axis.get_title(loc="left") for axis in figure.axes]
     assert "sustainability holds" in titles[1] and "hiding fails" in titles[1]
     assert np.all(["GB/s" in t for t in titles])
+    assert all(" us " not in t and "µs" in t for t in titles)  # microseconds as µs
+    assert "w1-layer-pairs" not in figure.get_suptitle()
 
 
 def _rows_of(numbers, model_ids):

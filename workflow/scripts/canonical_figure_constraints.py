@@ -12,4 +12,4 @@ from kvwall.tier.inputs import load_tiers
 sys.stderr = open(snakemake.log[0], "w")
 numbers = numbers_by_id(json.loads(open(snakemake.input.numbers, encoding="utf-8").read()))
 tiers = load_tiers(snakemake.input.tiers, load_catalog(snakemake.config["config_dir"]))
-save(draw(numbers, tiers.figure), snakemake.output)
+save(draw(numbers, tiers), snakemake.output)
