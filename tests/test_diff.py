@@ -142,3 +142,4 @@ def test_against_a_revision(tmp_path, capsys):
     assert main(["diff", "HEAD", "--repo", str(tmp_path), "--markdown"]) == 0
     assert capsys.readouterr().out.startswith("## kvwall diff against `HEAD`")
     assert main(["diff", "no-such-revision", "--repo", str(tmp_path)]) == 2
+    assert main(["diff", "--repo", str(tmp_path / "missing")]) == 2

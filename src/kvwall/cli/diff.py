@@ -50,7 +50,10 @@ class DiffError(RuntimeError):
 
 
 def _git(repo: Path, *args: str) -> str:
-    run = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    try:
+        run = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    except OSError as err:  # no such folder, or not one git can run in
+        raise DiffError(f"{repo}: {err.strerror}") from None
     if run.returncode != 0:
         raise DiffError(f"git {' '.join(args)}: {run.stderr.strip() or 'failed'}")
     return run.stdout
@@ -338,7 +341,10 @@ def canonical_changes(old: dict, new: dict, tolerance: float) -> list[NumberChan
         elif a["display"] != b["display"] or a["value"] != b["value"]:
             if a["display"] == b["display"] and same_number(str(a["value"]), str(b["value"]), tolerance):
                 continue
-            changes.append(NumberChange(number_id, a["display"], b["display"]))
+            if a["display"] == b["display"]:  # the value moved below the printed precision: show the values
+                changes.append(NumberChange(number_id, f"{a['value']} ({a['display']})", f"{b['value']} ({b['display']})"))
+            else:
+                changes.append(NumberChange(number_id, a["display"], b["display"]))
     return changes
 
 
