@@ -6,9 +6,11 @@ import re
 
 import numpy as np
 import pytest
+import yaml
 
 from kvwall.canonical.document import AuditEntry, Block, Number, Row, numbers_by_id, render_markdown, states_a_value, to_json
 from kvwall.canonical.build import build_document, load_inputs, table_paths
+from kvwall.cli.front_door import check_inputs, workflow_views
 from kvwall.figures.style import save
 from kvwall.figures.tier import four_constraints, timeline
 from kvwall.inputs.specs import EVIDENCE_CLASSES, LatentAttention
@@ -23,7 +25,9 @@ SECTIONS = ("1. Measured", "2. Capacity", "3. Crossovers and regimes", "4. Tier 
 def inputs(root):
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root)  # sources name files relative to the repository root, as the workflow runs
-        yield load_inputs("config", "config/tiers.yaml", table_paths(), sorted(str(p.relative_to(root)) for p in root.glob("tables/measured/*.md")))
+        config = yaml.safe_load((root / "config" / "config.yaml").read_text())
+        view = workflow_views(check_inputs(config, "config/config.yaml"))["paper"]  # what the canonical job reads
+        yield load_inputs(view, "config/tiers.yaml", table_paths(), sorted(str(p.relative_to(root)) for p in root.glob("tables/measured/*.md")))
 
 
 @pytest.fixture(scope="module")
@@ -55,29 +59,39 @@ def test_sections_in_order(markdown):
     assert tuple(headings) == SECTIONS
 
 
-def _table_rows(markdown):
-    """Every Markdown table: its header cells and its body rows (cells split on unescaped pipes)."""
+def _table_rows(markdown, with_caption=False):
+    """Every Markdown table: its header cells and its body rows (cells split on unescaped pipes); with_caption, also
+    the class and source its caption names for every row ('' where it names none)."""
     split = lambda line: [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-    tables, current = [], None
+    tables, current, caption = [], None, {"class": "", "source": ""}
     for line in markdown.splitlines():
         if line.startswith("|"):
             if current is None:
-                current = (split(line), [])
+                current = (split(line), [], dict(caption))
                 tables.append(current)
             elif not set(line) <= set("|-: "):
                 current[1].append(split(line))
         else:
+            if current is not None or line.startswith("#"):
+                caption = {"class": "", "source": ""}
+            for key, start in (("class", "Class of every row: "), ("source", "Source of every row: ")):
+                if line.startswith(start):
+                    caption[key] = line[len(start):]
             current = None
-    return tables
+    return tables if with_caption else [(header, rows) for header, rows, _ in tables]
 
 
 def test_every_number_row_carries_exactly_one_class_and_a_source(markdown):
+    """In its own cells, or named once in the table's caption for every row."""
     checked = 0
-    for header, rows in _table_rows(markdown):
+    for header, rows, caption in _table_rows(markdown, with_caption=True):
         class_columns = [i for i, name in enumerate(header) if name == "Class"]
-        if not class_columns or "Meaning" in header:
+        if "Meaning" in header or not (class_columns or caption["class"]):
             continue
-        source = header.index("Source") if "Source" in header else header.index("Sources")
+        assert bool(class_columns) != bool(caption["class"]), header  # a class per row or one for all, never both
+        assert caption["class"] in ("", *(f"{c}." for c in EVIDENCE_CLASSES)), caption
+        sources = [i for i, name in enumerate(header) if name in ("Source", "Sources")]
+        assert sources or caption["source"], header
         for row in rows:
             assert len(row) == len(header), row
             for i in class_columns:
@@ -85,7 +99,7 @@ def test_every_number_row_carries_exactly_one_class_and_a_source(markdown):
             if len(class_columns) == 1:
                 classes_named = [c for c in EVIDENCE_CLASSES if re.search(rf"\| {c} \|", "| " + " | ".join(row) + " |")]
                 assert classes_named == [row[class_columns[0]]], row
-            assert row[source], row
+            assert all(row[i] for i in sources), row
             checked += 1
     assert checked > 200
 
@@ -212,17 +226,19 @@ def test_measured_section_says_none_or_embeds_committed_tables(root, inputs, mar
 
 
 def test_figure_3_1_quotes_the_canonical_numbers(inputs, numbers):
-    cards = four_constraints.cards(numbers, inputs.tiers.figure)
+    cards = four_constraints.cards(numbers, inputs.tiers.figure, four_constraints.scenario_names(inputs.tiers))
     assert [c.status for c in cards] == ["RELIEVED", "UNCHANGED", "CREATED", "CREATED"]
     text = " ".join(c.quote for c in cards)
     for role, number_id in four_constraints.quoted_ids(inputs.tiers.figure).items():
         assert numbers[number_id]["display"] in text, role
     assert "16.34 ms/GiB" in text and "17.58 ms/GiB" in text
+    assert not any(scenario in text for scenario in inputs.tiers.scenarios)  # named in words, never by id
+    assert "W1, one transfer per layer, prefetched a layer ahead (Llama-3-70B on B200)" in text
 
 
 @pytest.mark.parametrize("suffix", ["svg", "pdf", "png"])
 def test_tier_figures_save_byte_stable(tmp_path, inputs, numbers, suffix):
-    drawings = {"fig3_1": lambda: four_constraints.draw(numbers, inputs.tiers.figure),
+    drawings = {"fig3_1": lambda: four_constraints.draw(numbers, inputs.tiers),
                 "timeline": lambda: timeline.draw(inputs.tiers)}
     for name, draw in drawings.items():
         first, second = tmp_path / f"{name}-1.{suffix}", tmp_path / f"{name}-2.{suffix}"
@@ -237,6 +253,8 @@ def test_timeline_shows_every_transfer_of_the_figure_scenario(inputs):
     titles = [axis.get_title(loc="left") for axis in figure.axes]
     assert "sustainability holds" in titles[1] and "hiding fails" in titles[1]
     assert np.all(["GB/s" in t for t in titles])
+    assert all(" us " not in t and "µs" in t for t in titles)  # microseconds as µs
+    assert "w1-layer-pairs" not in figure.get_suptitle()
 
 
 def _rows_of(numbers, model_ids):
@@ -257,3 +275,20 @@ def test_rows_of_a_window_model_hold_min_s_w(catalog, numbers):
     kv_rows = {i: s for i, s in _rows_of(numbers, window).items() if i.startswith(("s2.kv.", "s3.capacity-crossover."))}
     assert "s3.capacity-crossover.gemma-3-27b.h100-sxm" in kv_rows
     assert all("L_window min(s, W)" in s for s in kv_rows.values())
+
+
+def test_a_table_names_its_shared_source_once_and_only_what_differs_per_row():
+    from kvwall.canonical.document import Block, Row, Section, Document, quantity
+
+    def number(i, key):
+        return quantity(f"s9.n{i}", f"n{i}", i / 1e3, "ms", 1, "derived", f"Eq. 1: a + b; config/models.yaml {key}; tables/t.csv")
+
+    block = Block("T", (Row("one", (number(1, "models.a"),)), Row("two", (number(2, "models.b"),))))
+    section = Section(9, "S", "intro", (block,))
+    markdown = render_markdown(Document((section,), "", ()))
+    assert "Class of every row: derived.\nSource of every row: Eq. 1: a + b; tables/t.csv; and as its row says." in markdown
+    assert "| Quantity | Value | Source |" in markdown and "| one | 1.0 ms | config/models.yaml models.a |" in markdown
+    same = Block("T", (Row("one", (quantity("s9.a", "a", 1e-3, "ms", 1, "derived", "Eq. 1"),)),
+                       Row("two", (quantity("s9.b", "b", 2e-3, "ms", 1, "derived", "Eq. 1"),))))
+    markdown = render_markdown(Document((Section(9, "S", "intro", (same,)),), "", ()))
+    assert "Source of every row: Eq. 1.\n\n| Quantity | Value |\n|---|---:|\n| one | 1.0 ms |" in markdown

@@ -41,6 +41,15 @@ def test_readme_specs_example(root, monkeypatch, capsys):
     assert '"device": "my-accelerator"' in capsys.readouterr().out
 
 
+def test_the_example_model_matches_its_own_parameter_count(root, monkeypatch, capsys):
+    # 40 layers of a 5120-wide GQA block (40 q, 8 KV heads of 128) and a 13824-wide gated FFN, a 152064-token
+    # vocabulary with an untied head: 12.57e9 parameters, the nominal count, so no plausibility warning
+    monkeypatch.chdir(root)
+    assert main(["regime", "--specs", "examples/my-hardware.yaml", "--model", "my-model", "--device",
+                 "my-accelerator", "--batch", "8", "--context", "1M"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_benchmark_adds_the_template_device_and_model(root, tmp_path):
     from kvwall.cli.benchmark import add_device_and_model
 

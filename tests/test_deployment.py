@@ -292,19 +292,23 @@ def test_deployments_table_sizes_llama_3_70b_on_h100(catalog, selections):
 
 
 def test_deployment_figure_panels(catalog):
-    from kvwall.figures.deployment_regimes import CONTEXTS, PANELS, panel_bounds
+    from kvwall.figures.deployment_regimes import BATCHES, CONTEXTS, PANELS, panel_bounds
     from kvwall.figures.inputs import FigureInputs
 
     inputs = FigureInputs(catalog, {}, {})
-    _, _, tp1, regions, fitting = panel_bounds(inputs, *PANELS[0])
+    _, _, tp1, regions, held = panel_bounds(inputs, *PANELS[0])
     lower, upper = regions["capacity-bound"]
-    assert tp1.label == "1 device" and (fitting == 0).all()  # 140 GB of weights on 80 GB: capacity-bound everywhere
+    assert tp1.label == "1 device" and (held < 0).all()  # 140 GB of weights on 80 GB: nothing held, capacity-bound everywhere
     assert (lower == CONTEXTS[0]).all() and (upper == CONTEXTS[-1]).all()
     _, _, tp4, regions, _ = panel_bounds(inputs, *PANELS[2])
     # TP 4: s_cap = (80 - 35) x 0.9 GB / 81,920 B per token per device = 494,385 tokens
     assert regions["kv-bound"][1][0] == pytest.approx(45e9 * 0.9 / 81_920, rel=1e-12)
-    _, _, dp8, _, _ = panel_bounds(inputs, *PANELS[5])
+    _, _, dp8, regions, held = panel_bounds(inputs, *PANELS[5])
     assert (dp8.data_parallel, dp8.expert_parallel, dp8.weight_format) == (8, 8, "fp8")
+    # DP 8: up to 8 sequences each rank holds one, so the batch held is flat at s_cap up to b = 8, then falls as 1/ceil(b/8)
+    s_cap = regions["kv-bound"][1][0]
+    assert held[BATCHES <= 8] == pytest.approx(s_cap, rel=1e-12)
+    assert held[-1] == pytest.approx(s_cap / 32, rel=1e-9)  # b = 256: 32 sequences a rank
 
 
 def test_the_collective_rate_is_one_way_per_device(catalog):

@@ -1,6 +1,7 @@
 """Every figure's labels: no text or legend overlaps another, crosses a line, an edge or a hatching, straddles an axes
-border or leaves the figure; on today's catalogue and on one grown by a device and a model. Colours are keyed to ids,
-so growing the catalogue changes no existing entry's colour; every figure prints its evidence class."""
+border or leaves the figure; every legend entry stands for something drawn, no two entries look alike (CIEDE2000),
+no text shows raw TeX; on today's catalogue and on one grown by a device and a model. Colours are keyed to ids, so
+growing the catalogue changes no existing entry's colour; every figure prints its evidence class."""
 
 import json
 import shutil
@@ -13,6 +14,8 @@ from matplotlib.figure import Figure
 from kvwall.canonical.document import numbers_by_id
 from kvwall.figures import FIGURES, draw
 from kvwall.figures.inputs import FigureInputs
+from kvwall.figures import legibility
+from kvwall.figures.colour_difference import ciede2000, colour_difference
 from kvwall.figures.layout import collisions, place
 from kvwall.figures.measured_kv_slope import kv_slope_figure
 from kvwall.figures.style import ID_STYLES, id_color, id_marker, settle
@@ -92,7 +95,7 @@ def other_figures() -> dict[str, Figure]:
     settings = load_measure_config(ROOT / "config" / "measure.yaml", catalog)
     records = read_records(sorted((ROOT / "data" / "measured").glob("*.json")))
     return {
-        "fig3_1_four_constraints": four_constraints.draw(numbers, tiers.figure),
+        "fig3_1_four_constraints": four_constraints.draw(numbers, tiers),
         "tier_sustainability_vs_hiding": timeline.draw(tiers),
         "measured_kv_slope": kv_slope_figure(records, load_reported(catalog.files["reported"]), settings.reported_platform,
                                              settings.reported_fits),
@@ -111,7 +114,46 @@ def test_no_label_collides_today(drawn_today, name):
 
 @pytest.mark.parametrize("name", FIGURES)
 def test_no_label_collides_with_a_device_and_a_model_added(grown, name):
-    assert collisions(draw(name, grown)) == []
+    figure = draw(name, grown)
+    assert collisions(figure) == [] and legibility.problems(figure) == []
+
+
+@pytest.mark.parametrize("name", [*FIGURES, "fig3_1_four_constraints", "tier_sustainability_vs_hiding", "measured_kv_slope"])
+def test_every_figure_is_legible_today(drawn_today, name):
+    assert legibility.problems(drawn_today[name]) == []
+
+
+def test_ciede2000_matches_the_published_test_pairs():
+    # Sharma, Wu and Dalal (2005), Table 1: pairs 1, 7 and 17 with their ΔE00 to four decimals
+    assert round(ciede2000((50.0, 2.6772, -79.7751), (50.0, 0.0, -82.7485)), 4) == 2.0425
+    assert round(ciede2000((50.0, 0.0, 0.0), (50.0, -1.0, 2.0)), 4) == 2.3669
+    assert round(ciede2000((50.0, 2.5, 0.0), (73.0, 25.0, -18.0)), 4) == 27.1492
+    assert colour_difference("#ffffff", "#ffffff") == 0.0
+    assert round(colour_difference("#000000", "#ffffff")) == 100  # L* from 0 to 100, no chroma
+
+
+def test_the_legibility_check_sees_an_empty_entry_alike_styles_and_raw_tex():
+    figure = Figure(figsize=(4, 3))
+    ax = figure.subplots()
+    ax.plot([0, 1], [0, 1], color="#c6dbef", label="weight-bound")
+    ax.plot([0, 1], [1, 0], color="#d9d9d9", label="capacity-bound")  # ΔE00 10.0 from the first, the same line
+    ax.plot([], [], "s", mfc="white", color="#1f4e79", label="fewer fit than in flight")  # drawn in no panel
+    ax.legend()
+    ax.set_ylabel("R_inf (tokens/s)")
+    ax.set_xlabel("$R_\\infty$ at 10^6 tokens")  # mathtext is fine; the caret outside it is not
+    ax.set_title("ridge I* and floor 2g/w_kv")
+    settle(figure)
+    problems = legibility.problems(figure)
+    assert "legend entry 'fewer fit than in flight' stands for nothing drawn" in problems
+    assert any(p.startswith("legend entries 'weight-bound' and 'capacity-bound' look alike") for p in problems)
+    assert sum("shows TeX markup" in p for p in problems) == 3
+    assert not legibility.RAW_TEX.search("H100 SXM: 80 GB, gpt-oss-120b, W1, W4, 2-bit floor")
+
+
+def test_h100_and_h200_run_the_same_dense_bf16_rate(catalog):
+    # both datasheets print BF16 Tensor Core 1,979 TFLOPS with sparsity: dense is half, 989.5 (same tensor cores, clock)
+    assert catalog.devices["h100-sxm"].dense_flops["bf16"] == catalog.devices["h200-sxm"].dense_flops["bf16"] == 989.5e12
+    assert catalog.devices["h200-sxm"].dense_flops["fp8"] == 1979e12
 
 
 def test_every_figure_prints_its_evidence_class(drawn_today):
@@ -187,12 +229,21 @@ def serving_figures():
     from kvwall.figures.serving import SERVING_FIGURES
     from kvwall.validation.run import validate_file
 
+    catalog = load_catalog(ROOT / "config")
     rows, _, result = validate_file(ROOT / "data" / "reported" / "serving-measurements.csv",
-                                    ROOT / "config" / "validation.yaml", load_catalog(ROOT / "config"))
-    return {name: import_module(f"kvwall.figures.serving.{module}").draw(result, rows)
+                                    ROOT / "config" / "validation.yaml", catalog)
+    return {name: import_module(f"kvwall.figures.serving.{module}").draw(result, rows, catalog)
             for name, module in SERVING_FIGURES.items()}
 
 
 def test_no_label_collides_in_the_validation_figures(serving_figures):
-    assert {name: collisions(figure) for name, figure in serving_figures.items()} == {
+    assert {name: collisions(figure) + legibility.problems(figure) for name, figure in serving_figures.items()} == {
         name: [] for name in serving_figures}
+
+
+def test_the_validation_figures_name_models_devices_and_engines(serving_figures):
+    titles = [ax.get_title() for ax in serving_figures["serving_tpot_against_bound"].axes]
+    assert titles and all(" on " in t and "-" not in t.split(" on ")[1].split(",")[0] for t in titles)
+    assert any("SGLang" in t or "vLLM" in t or "TensorRT-LLM" in t for t in titles)
+    claim = serving_figures["serving_format_claim"].axes[0]
+    assert claim.get_xlim() == claim.get_ylim() and claim.get_aspect() == 1.0  # the identity line at 45 degrees

@@ -12,7 +12,7 @@ import yaml
 from kvwall.cli.main import main
 from kvwall.figures.style import save
 from kvwall.inputs.loader import SpecError
-from kvwall.measure.analysis import kernel_summary, largest_point, ordering_check
+from kvwall.measure.analysis import kernel_summary, largest_point, ordering_check, repeat_spread
 from kvwall.measure.compute_ceiling import TILES_PER_WORKER, TileProducts
 from kvwall.measure.config import load_measure_config
 from kvwall.figures.measured_kv_slope import copy_bound_slope, kv_slope_figure
@@ -20,6 +20,7 @@ from kvwall.measure.fit import bandwidth_from_slope, fit_line
 from kvwall.measure.kv_layouts import ContiguousKV, PagedKV
 from kvwall.measure.numpy_decode import NumpyDecode, reference_decode, splits_per_sequence
 from kvwall.measure.record import free_path, read_record, read_records, to_json
+from kvwall.measure.run import load_flags
 from kvwall.measure.shape import DecodeShape, measured_kv_bytes
 from kvwall.tables.kv_slope_fits import kv_slope_table
 from kvwall.inputs.reported import load_reported
@@ -102,7 +103,7 @@ def _points(slope_ms_per_gib: float, copy_gb_per_s: float) -> list[dict]:
     for gib in (0.25, 0.5, 1.0, 2.0):
         ms = 1.0 + slope_ms_per_gib * gib
         points.append({"kv_gib": gib, "median_ms": ms, "bandwidth_gb_per_s": gib * GiB / (ms * 1e-3) / GB,
-                       "copy_bandwidth_gb_per_s": copy_gb_per_s})
+                       "copy_bandwidth_gb_per_s": copy_gb_per_s, "times_s": [ms * 1e-3] * 3})
     return points
 
 
@@ -133,13 +134,37 @@ def test_the_invalid_flag_trips_above_the_device_specification():
 def test_a_poor_fit_is_invalid_and_says_why():
     # KV_GiB 1..5 against 100 300 200 500 400 ms: R^2 = 1 - 3.6/10 = 0.64 (the hand-computed regression above,
     # shifted in x and scaled in y), slope 80 ms/GiB = 13.4 GB/s, below the copy bandwidth.
-    points = [{"kv_gib": float(x), "median_ms": float(y), "bandwidth_gb_per_s": 1.0, "copy_bandwidth_gb_per_s": 40.0}
-              for x, y in zip(range(1, 6), (100, 300, 200, 500, 400))]
+    points = [{"kv_gib": float(x), "median_ms": float(y), "bandwidth_gb_per_s": 1.0, "copy_bandwidth_gb_per_s": 40.0,
+               "times_s": [y * 1e-3] * 3} for x, y in zip(range(1, 6), (100, 300, 200, 500, 400))]
     summary = kernel_summary(points, 40.0, None, 0.95, TARGETS, min_r_squared=0.95)
     assert not summary["valid"]
     assert summary["flags"] == ["poor fit: R^2 0.640 is below 0.95 (validity.r_squared of the measure settings), so step "
                                 "time is not explained by KV bytes and the slope means nothing"]
     assert kernel_summary(_points(50.0, 40.0), 40.0, None, 0.95, TARGETS, min_r_squared=0.95)["valid"]
+
+
+def test_repeats_that_disagree_make_a_kernel_invalid():
+    points = _points(50.0, 40.0)
+    # repeats 10, 12, 15 ms: (15 - 10) / 12 = 41.7% at every point, past a 30% limit
+    for point in points:
+        point["times_s"] = [0.010, 0.012, 0.015]
+    assert repeat_spread(points) == pytest.approx(5 / 12)
+    summary = kernel_summary(points, 40.0, None, 0.95, TARGETS, min_r_squared=0.95, max_spread=0.3)
+    assert not summary["valid"] and summary["repeat_spread"] == pytest.approx(5 / 12)
+    assert summary["flags"][-1].startswith("repeats disagree: at a typical point the slowest is 42% of the median")
+    assert kernel_summary(points, 40.0, None, 0.95, TARGETS, min_r_squared=0.95, max_spread=0.5)["valid"]
+
+
+def test_a_busy_machine_makes_the_run_invalid():
+    # 2 CPUs at 0.5 per CPU: at most 1.0 of load from other work. A 10 s run of 2 workers adds at most
+    # 2 x (1 - exp(-10 / 60)) = 0.307 to the 1-minute average.
+    quiet = {"cpus": 2, "before": [0.3, 0.2, 0.1], "after": [1.2, 0.4, 0.2]}  # 1.2 - 0.307 = 0.893 <= 1.0
+    assert load_flags(quiet, workers=2, elapsed_s=10.0, max_load_per_cpu=0.5) == []
+    busy = {"cpus": 2, "before": [6.76, 9.81, 9.55], "after": [6.94, 9.75, 9.53]}
+    (flag,) = load_flags(busy, workers=2, elapsed_s=10.0, max_load_per_cpu=0.5)
+    assert flag.startswith("machine busy: a 1-minute load average of 6.76 from other work on 2 CPUs, above 1.00")
+    assert load_flags({**quiet, "after": [1.4, 0.4, 0.2]}, workers=2, elapsed_s=10.0, max_load_per_cpu=0.5)
+    assert load_flags(None, workers=2, elapsed_s=10.0, max_load_per_cpu=0.5) == []  # no load average: no claim
 
 
 def _kernel(layout, slope, low, high, library="numpy 2"):

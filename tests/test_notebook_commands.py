@@ -40,3 +40,24 @@ def test_committed_copies_run_with_the_papers_parameters(root, name):
 
 def test_rederived_folder_is_ignored(root):
     assert (root / "notebooks" / "rederived" / ".gitignore").read_text().splitlines()[1:] == ["*", "!.gitignore"]
+
+
+def test_the_readme_renders_a_notebook_as_written(root, tmp_path):
+    """The nbconvert line of the README, run as written but into a temporary folder."""
+    import shlex
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (line,) = re.findall(r"^uv run --frozen (jupyter nbconvert [^\n]+)$", (root / "README.md").read_text(encoding="utf-8"), re.M)
+    words = shlex.split(line)
+    assert words[words.index("--output-dir") + 1] == "notebooks/rederived" and words[-1].endswith(".ipynb")
+    words[words.index("--output-dir") + 1] = str(tmp_path)
+    jupyter = Path(sys.executable).with_name("jupyter")
+    subprocess.run([str(jupyter), *words[1:]], cwd=root, check=True, capture_output=True)
+    page = (tmp_path / Path(words[-1]).with_suffix(".html").name).read_text(encoding="utf-8")
+    assert "Audit (a)" in page
+
+
+def test_the_readme_starts_the_notebook_front_end_as_root_too(root):
+    assert "jupyter notebook --allow-root notebooks/" in (root / "README.md").read_text(encoding="utf-8")

@@ -47,8 +47,12 @@ def report(root):
     return parser
 
 
-def test_self_contained(report):
-    assert report.external == []
+def test_self_contained(root, report):
+    """Nothing is fetched: images are inlined, and the only links out are to the full CSVs of long tables,
+    relative to the checkout the report is written in."""
+    links = [ref.split("=", 1)[1].rstrip(">") for ref in report.external]
+    assert links and all(ref.startswith("<a href=") for ref in report.external)
+    assert all(link.startswith("tables/") and link.endswith(".csv") and (root / link).is_file() for link in links)
 
 
 def test_every_table_rendered_with_its_class_and_caption(root, report):
@@ -77,12 +81,48 @@ def test_every_notebook_rendered_with_its_outputs(report):
 
 def test_figures_in_the_paper_order_with_their_numbers(report):
     figures = [s for s in report.tags if s.startswith("figure-")]
-    assert figures == [f"figure-{stem}" for stem, _ in contents.FIGURE_ORDER]
-    for stem, number in contents.FIGURE_ORDER:
+    assert figures == [f"figure-{stem}" for stem, _, _ in contents.FIGURE_ORDER]
+    for stem, number, _ in contents.FIGURE_ORDER:
         assert "img:data:image/png;base64" in report.tags[f"figure-{stem}"]
         assert " ".join(report.text[f"figure-{stem}"]).strip().startswith(number)
+
+
+def test_a_long_table_is_cut_to_its_preview_with_a_summary(report):
+    """serving_bounds has 4,185 rows (one per measurement): the page keeps its first 20 and says so."""
+    section = report.tags["table-derived-serving_bounds"]
+    assert section.count("tr") == 1 + 20  # the header row and the preview
+    text = " ".join(report.text["table-derived-serving_bounds"])
+    assert "4,185 rows: the first 20 shown" in text and "tables/derived/serving_bounds.csv" in text
+
+
+def test_notebook_equations_are_mathml(report):
+    tags = report.tags["notebook-01_footprint_and_crossovers"]
+    assert tags.count("math") >= 20
+    assert "$s^*(b)$" not in " ".join(report.text["notebook-01_footprint_and_crossovers"])
 
 
 def test_canonical_numbers_rendered(report):
     assert report.tags["canonical"].count("table") >= 7
     assert "Crossovers and regimes" in " ".join(report.text["canonical"])
+
+
+def test_tex_becomes_mathml_and_a_placeholder_in_a_tag_becomes_its_tex():
+    from kvwall.report import mathml
+
+    formulas: dict = {}
+    text = mathml.protect(r"the crossover $s^*(b)$ and $$I^* = F/\beta$$, 5 \$ left", formulas)
+    assert text == r"the crossover kvwallmath0x and kvwallmath1x, 5 \$ left"
+    assert formulas["kvwallmath0x"].tex == "s^*(b)" and 'display="inline"' in formulas["kvwallmath0x"].mathml
+    assert 'display="block"' in formulas["kvwallmath1x"].mathml
+    restored = mathml.restore('<h2 id="at-kvwallmath0x">at kvwallmath0x</h2>', formulas)
+    assert restored.startswith('<h2 id="at-s^*(b)">at <math') and "kvwallmath" not in restored
+
+
+def test_a_column_summary_gives_ranges_and_distinct_values():
+    from kvwall.report.tables import column_summaries
+
+    summary = column_summaries("model,tpot\na,1.5\nb,\na,12.25\n")
+    assert [(c.name, c.text) for c in summary] == [
+        ("model", "2 distinct: a (2), b (1)"),
+        ("tpot", "1.5 to 12.25; 1 blank"),
+    ]

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from kvwall.render import Column, Table, to_csv, to_latex, to_markdown, write_table
+from kvwall.render import Column, Table, keyed, to_csv, to_latex, to_markdown, write_table
 from kvwall.tables import builder
 from kvwall.tables.accounting import accounting, parameter_check
 
@@ -82,7 +82,8 @@ def test_table8_parameter_check_against_published_counts(catalog, selections):
 
 
 def test_writers_are_deterministic_and_full_precision(tmp_path):
-    table = Table("t", "T", "c", (Column("k", "K"), Column("v", "V", "derived", "fixed1")), ({"k": "a", "v": 1 / 3},))
+    table = Table("t", "T", "c", (Column("k", "K"), Column("v", "V", "derived", "fixed1")), ({"k": "a", "v": 1 / 3},),
+                  key=("k",))
     assert list(csv.reader(io.StringIO(to_csv(table))))[1] == ["a", repr(1 / 3)]
     assert "| a | 0.3 |" in to_markdown(table)
     assert r"\toprule" in to_latex(table) and "0.3" in to_latex(table)
@@ -94,6 +95,19 @@ def test_writers_are_deterministic_and_full_precision(tmp_path):
 
 
 def test_writer_refuses_the_wrong_evidence_folder(tmp_path):
-    table = Table("t", "T", "c", (Column("v", "V", "spec", "fixed1"),), ({"v": 1.0},))
+    table = Table("t", "T", "c", (Column("v", "V", "spec", "fixed1"),), ({"v": 1.0},), key=("v",))
     with pytest.raises(ValueError, match="spec values"):
         write_table(table, [tmp_path / "t.csv"], folder_class="derived")
+
+
+def test_a_table_is_written_only_with_a_key_that_tells_its_rows_apart(tmp_path):
+    columns = (Column("model_id", "id"), Column("batch", "b", None, "int"), Column("v", "V", "derived", "fixed1"))
+    rows = ({"model_id": "a", "batch": 1, "v": 1.0}, {"model_id": "a", "batch": 8, "v": 2.0})
+    with pytest.raises(ValueError, match="declares no key"):
+        write_table(Table("t", "T", "c", columns, rows), [tmp_path / "t.csv"], folder_class="derived")
+    with pytest.raises(ValueError, match="rows 0 and 1 share the key {'model_id': 'a'}"):
+        write_table(Table("t", "T", "c", columns, rows, key=("model_id",)), [tmp_path / "t.csv"], folder_class="derived")
+    with pytest.raises(ValueError, match="not columns of the table"):
+        Table("t", "T", "c", columns, rows, key=("device_id",))
+    write_table(Table("t", "T", "c", columns, rows, key=("model_id", "batch")), [tmp_path / "t.csv"], folder_class="derived")
+    assert keyed("model_id", "batch")(lambda: Table("t", "T", "c", columns, rows))().key == ("model_id", "batch")

@@ -247,8 +247,13 @@ def test_kvwall_validate_writes_derived_columns_and_a_summary(root, tmp_path, ca
     assert "silicon_tpot_ms" not in written.columns  # the measurements stay in the input: derived values only
     assert len(written) == 4185
     summary = capsys.readouterr().err
-    assert summary.startswith("kvwall validate: 4185 rows read, ") and "measured below their TPOT bound" in summary
-    assert "Median TPOT bound / measured per engine: sglang" in summary
+    lines = summary.splitlines()
+    assert lines[0] == "kvwall validate: 4,185 rows read" and "measured below their TPOT bound" in summary
+    assert lines[1].split() == ["understood", "3,040"] and lines[2].split() == ["refused", "1,145"]  # 4,185 - 3,040
+    assert "    1,059  the sequences per decode engine" in summary and "       86  a layout that does not divide (" in summary
+    engines = lines.index("  median TPOT bound / measured per engine:")
+    assert [line.split()[0] for line in lines[engines + 1:engines + 4]] == ["sglang", "trtllm", "vllm"]
+    assert 8 <= len(lines) <= 14 and max(map(len, lines)) <= 120  # a short report, not one long line
 
 
 def test_kvwall_validate_names_the_line_and_column_of_a_bad_cell(root, tmp_path, capsys):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from kvwall.formats import format_value
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 
 MATCH, MISMATCH = "match", "mismatch"
 
@@ -84,6 +84,7 @@ def audit(printed: Mapping, load: Callable[[str], AuditedTable]) -> list[dict]:
     return results
 
 
+@keyed("id")
 def audit_table(results: list[dict]) -> Table:
     """The audit as a side-by-side table: the printed (reported) number beside ours (derived)."""
     matched = sum(r["status"] == MATCH for r in results)

@@ -2,12 +2,16 @@
 
 A Table holds key columns (what a row is about: a model id, a batch) and value columns, each value column tagged
 with exactly one evidence class. A table written under ``tables/<class>/`` has value columns of that class only;
-a side-by-side view (``tables/paper/``) marks every column's class in its header.
+a side-by-side view (``tables/paper/``) marks every column's class in its header. Its ``key`` names the columns that
+tell one row from another, declared where the table is built (``keyed``); a table is written only with a key that
+holds, and ``kvwall diff`` aligns and names rows by it.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import functools
 import io
 import math
 import os
@@ -54,6 +58,25 @@ class Table:
     columns: tuple[Column, ...]
     rows: tuple[dict, ...]
     sources: tuple[str, ...] = field(default_factory=tuple)
+    key: tuple[str, ...] = ()  # the columns that tell one row from another (set by ``keyed``)
+
+    def __post_init__(self):
+        names = {c.name for c in self.columns}
+        unknown = [name for name in self.key if name not in names]
+        if unknown:
+            raise ValueError(f"table {self.id!r}: key columns {unknown} are not columns of the table")
+
+    def check_key(self) -> None:
+        """ValueError unless a key is declared and no two rows share its values."""
+        if not self.key:
+            raise ValueError(f"table {self.id!r} declares no key columns (kvwall.render.keyed)")
+        seen: dict[tuple, int] = {}
+        for i, row in enumerate(self.rows):
+            values = tuple(_csv_cell(_plain(row.get(name))) for name in self.key)
+            if values in seen:
+                raise ValueError(f"table {self.id!r}: rows {seen[values]} and {i} share the key "
+                                 f"{dict(zip(self.key, values))}")
+            seen[values] = i
 
     @property
     def evidence(self) -> str:
@@ -65,6 +88,21 @@ class Table:
 
     def column(self, name: str) -> Column:
         return next(c for c in self.columns if c.name == name)
+
+
+def keyed(*key: str) -> Callable[[Callable[..., Table]], Callable[..., Table]]:
+    """Declare the key columns of the Table a builder returns; the builder's ``key`` attribute names them without
+    building anything (what ``kvwall diff`` reads)."""
+
+    def declare(build: Callable[..., Table]) -> Callable[..., Table]:
+        @functools.wraps(build)
+        def build_keyed(*args, **kwargs) -> Table:
+            return dataclasses.replace(build(*args, **kwargs), key=key)
+
+        build_keyed.key = key
+        return build_keyed
+
+    return declare
 
 
 def _csv_cell(value: Any) -> str:
@@ -199,6 +237,7 @@ def write_table(table: Table, outputs: Sequence[str | Path], folder_class: str) 
     side-by-side views, whose columns each carry their class in the header.
     """
     mark_classes = folder_class in SIDE_BY_SIDE
+    table.check_key()
     if not mark_classes and table.evidence != folder_class:
         raise ValueError(f"table {table.id!r} holds {table.evidence} values and cannot be written under tables/{folder_class}/")
     writers = {".csv": lambda t: to_csv(t), ".md": lambda t: to_markdown(t, mark_classes), ".tex": lambda t: to_latex(t, mark_classes)}

@@ -15,4 +15,4 @@ from kvwall.tier.inputs import load_tiers
 
 *outputs, view_path, numbers_path, tiers_path = sys.argv[1:]
 numbers = numbers_by_id(json.loads(Path(numbers_path).read_text(encoding="utf-8")))
-save(draw(numbers, load_tiers(tiers_path, load_view(view_path).catalog).figure), outputs)
+save(draw(numbers, load_tiers(tiers_path, load_view(view_path).catalog)), outputs)

@@ -12,5 +12,5 @@ sys.stderr = open(snakemake.log[0], "w")
 catalog = load_view(snakemake.input.view).catalog
 rows, _, result = validate_file(snakemake.input.measurements, snakemake.input.validation, catalog, snakemake.params.stamps)
 for figure, module in SERVING_FIGURES.items():
-    drawn = import_module(f"kvwall.figures.serving.{module}").draw(result, rows)
+    drawn = import_module(f"kvwall.figures.serving.{module}").draw(result, rows, catalog)
     save(drawn, [snakemake.output[f"{figure}_{ext}"] for ext in ("svg", "pdf", "png")])

@@ -30,6 +30,8 @@ EVIDENCE_MEANINGS = {
 }
 
 _DISPLAY_SUFFIX = {"percent": "%", "×": "×", "ratio": "", "count": "", "": ""}
+#: What separates the parts of a source: an equation, each spec key, each table.
+SOURCE_PARTS = "; "
 
 
 
@@ -113,6 +115,31 @@ class Block:
         for row in self.rows:
             if len(row.numbers) != width:
                 raise ValueError(f"block {self.title!r}: row {row.label!r} has {len(row.numbers)} numbers, expected {width}")
+
+    @property
+    def shared_evidence(self) -> str:
+        """The evidence class every row has, named once above the table; empty where rows differ."""
+        classes = {row.evidence for row in self.rows}
+        return classes.pop() if len(classes) == 1 else ""
+
+    @property
+    def shared_source(self) -> str:
+        """The parts ('; '-separated) of a source that every row names, in order, said once above the table."""
+        parts = [part.split(SOURCE_PARTS) for part in (row.source for row in self.rows)]
+        if not parts:
+            return ""
+        common = set.intersection(*(set(p) for p in parts))
+        return SOURCE_PARTS.join(part for part in parts[0] if part in common)
+
+    def row_source(self, row: Row) -> str:
+        """What a row's source adds to the shared one: the parts no other row names too."""
+        shared = set(self.shared_source.split(SOURCE_PARTS))
+        return SOURCE_PARTS.join(part for part in row.source.split(SOURCE_PARTS) if part not in shared)
+
+    @property
+    def sources_differ(self) -> bool:
+        """Whether any row's source says more than the shared one (the table then keeps a Source column)."""
+        return any(self.row_source(row) for row in self.rows)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ CONTRIBUTOR_LOOP_SECONDS = 30.0
 NOOP_SECONDS = 2.0
 POINTS_PER_SECOND = 5e7
 VALIDATION_SECONDS = 1.0
+#: `kvwall measure --quick`, the whole command from its start, in at most this many seconds.
+MEASURE_QUICK_SECONDS = 10.0
 #: The deployment whose per-device step the grid evaluates beside the paper's one-device numbers.
 GRID_DEPLOYMENT = Deployment(devices=4, tensor_parallel=4)
 #: The KV width the grid quotes a speedup for (2-bit, SoK Table 5).
@@ -76,6 +78,8 @@ class BenchmarkResult:
     grid_throughput: float
     validation_rows: int
     validation_time: float  # s, every row of SERVING_MEASUREMENTS evaluated once it is read
+    measure_quick: float = 0.0  # s, `kvwall measure --quick` from the command's start to its exit
+    measure_quick_valid: bool = False  # whether that run called itself valid (a busy machine makes it refuse)
 
     @property
     def parallelism(self) -> int:
@@ -95,6 +99,7 @@ class BenchmarkResult:
             f"no-op rebuild < {NOOP_SECONDS:g} s": self.noop_build < NOOP_SECONDS,
             f"grid throughput >= {POINTS_PER_SECOND:.0e} points/s".replace("e+0", "e"): self.grid_throughput >= POINTS_PER_SECOND,
             f"validation of every serving point < {VALIDATION_SECONDS:g} s": self.validation_time < VALIDATION_SECONDS,
+            f"kvwall measure --quick <= {MEASURE_QUICK_SECONDS:g} s": self.measure_quick <= MEASURE_QUICK_SECONDS,
         }
 
 
@@ -235,6 +240,20 @@ def validation_time(repo: Path, catalog: Catalog, repeats: int = 3) -> tuple[int
     return len(rows), best
 
 
+def measure_quick_time(repo: Path) -> tuple[float, bool]:
+    """The wall time of `kvwall measure --quick` as a user runs it (a new interpreter, its imports, the run, the
+    record written to a temporary folder), and whether the run called itself valid (exit status 0)."""
+    with tempfile.TemporaryDirectory(prefix="kvwall-measure-") as folder:
+        start = time.perf_counter()
+        command = "import sys; from kvwall.cli.main import main; sys.exit(main())"
+        run = subprocess.run([sys.executable, "-c", command, "measure", "--quick", "--no-progress", "--output", folder],
+                             cwd=repo, capture_output=True, text=True)
+        elapsed = time.perf_counter() - start
+    if run.returncode not in (0, 1) or "record: " not in run.stdout:
+        raise BenchmarkError(f"kvwall measure --quick failed: {run.stderr.strip()[-500:]}")
+    return elapsed, run.returncode == 0
+
+
 def _stage(text: str) -> None:
     print(f"kvwall benchmark: {text}", file=sys.stderr, flush=True)
 
@@ -257,6 +276,8 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
         loop, loop_log = _snakemake(copy, cores)
         progress(f"contributor loop took {loop:.1f} s; interpreter floor, grid throughput, validation")
     rows, validation = validation_time(repo, catalog)
+    progress("kvwall measure --quick")
+    quick, quick_valid = measure_quick_time(repo)
     return BenchmarkResult(
         cold_build=cold,
         noop_build=noop,
@@ -270,4 +291,6 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
         grid_throughput=grid_throughput(catalog, points, workers=max(1, min(cores, os.cpu_count() or 1))),
         validation_rows=rows,
         validation_time=validation,
+        measure_quick=quick,
+        measure_quick_valid=quick_valid,
     )

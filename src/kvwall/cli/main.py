@@ -481,6 +481,8 @@ def run_benchmark(args: argparse.Namespace) -> int:
           "TP 4 step-time bound and estimate)")
     print(f"  validation                {result.validation_time:8.3f} s  ({result.validation_rows:,} reported serving points: "
           "deployment, bounds, estimate, realizations, regime, gap fits, format pairs)")
+    print(f"  kvwall measure --quick    {result.measure_quick:8.2f} s  (the command as run, record included; the run "
+          f"{'called itself valid' if result.measure_quick_valid else 'refused to call itself valid'})")
     print("Targets")
     for target, ok in met.items():
         print(f"  {'PASS' if ok else 'MISS'}  {target}")

@@ -38,7 +38,7 @@ devices:
     "model": """\
 models:
   my-model:                                # the id for --model
-    name: My-Model-14B
+    name: My-Model-12.6B
     source: my-model-config                # the source of every number of the entry
     attention: {kind: full}                # full (MHA/GQA); mla (kv_lora_rank, qk_rope_head_dim); sliding_window
     n_layers: {value: 40, unit: count}     # num_hidden_layers
@@ -48,7 +48,7 @@ models:
     hidden_size: {value: 5120, unit: count}
     intermediate_size: {value: 13824, unit: count}
     vocab_size: {value: 152064, unit: count}
-    params_nominal: {value: 14.0e9, unit: count}   # the count the model is published as
+    params_nominal: {value: 12.57e9, unit: count}  # the count the model is published as
 """,
 }
 KINDS = tuple(ENTRIES)

@@ -2,7 +2,7 @@
 against the bounds of its deployment.
 
 Writes one CSV row per input row (the deployment understood, the bounds, the estimate, the realizations, the regime,
-or why the row was not understood) to --output or standard output, and a one-paragraph summary to standard error.
+or why the row was not understood) to --output or standard output, and a short summary to standard error, one fact a line.
 Every number written is derived; the measurements themselves stay in the input file.
 """
 
@@ -38,23 +38,43 @@ def output_frame(validation: Validation, kv_format: str) -> pd.DataFrame:
     return frame[list(OUTPUT_COLUMNS)]
 
 
+def _refusals(reasons: pd.Series) -> list[tuple[str, int]]:
+    """Refusal reasons by kind (the words before ': '), most frequent first, each with its variants counted and the
+    most frequent named: 'a layout that does not divide (14 variants; most often: a parallel size of 0)'."""
+    kinds = reasons.str.split(": ", n=1).str[0]
+    found = []
+    for kind, count in kinds.value_counts().items():
+        details = reasons[kinds == kind].str.split(": ", n=1).str[1].dropna().value_counts()
+        if len(details) > 1:
+            kind = f"{kind} ({len(details)} variants; most often: {details.index[0]})"
+        elif len(details) == 1:
+            kind = f"{kind}: {details.index[0]}"
+        found.append((kind, int(count)))
+    return found
+
+
 def summary(validation: Validation, rows: pd.DataFrame) -> str:
-    """Rows read, understood and refused (with reasons), points below their bound, median realization per engine."""
+    """Rows read, understood and refused (each reason on its line, most frequent first), points below their bound,
+    the median realization per engine and the estimate's median error: a short report, one fact a line."""
     points, understood, rows_read = validation.points, validation.understood, len(rows)
-    reasons = points["reason"].dropna().value_counts()
-    refused = "; ".join(f"{count} {reason}" for reason, count in reasons.items()) or "none"
+    reasons = _refusals(points["reason"].dropna())
     below = understood[understood["tpot_realization"] > 1]
     diagnosed = int(below["diagnosis"].notna().sum())
     medians = understood.groupby("backend")["tpot_realization"].median()
-    per_engine = ", ".join(f"{engine} {value:.2f}" for engine, value in medians.items()) or "none"
     estimate_error = np.median(np.abs(understood["tpot_estimate_ms"] / rows.loc[understood.index, "silicon_tpot_ms"] - 1))
-    return (
-        f"kvwall validate: {rows_read} rows read, {len(understood)} understood, {rows_read - len(understood)} refused "
-        f"({refused}). {len(below)} measured below their TPOT bound ({diagnosed} with a documented diagnosis). "
-        f"Median TPOT bound / measured per engine: {per_engine}. The estimate uses stated assumptions only (no "
-        f"efficiency fitted to these data); its median |estimate / measured - 1| over the understood rows is "
-        f"{estimate_error:.2f}."
-    )
+    width = len(f"{rows_read:,}")
+    lines = [
+        f"kvwall validate: {rows_read:,} rows read",
+        f"  understood {len(understood):>{width},}",
+        f"  refused    {rows_read - len(understood):>{width},}",
+        *(f"    {count:>{width},}  {reason}" for reason, count in reasons),
+        f"  measured below their TPOT bound: {len(below):,} ({diagnosed:,} with a documented diagnosis)",
+        "  median TPOT bound / measured per engine:" + ("" if len(medians) else " none"),
+        *(f"    {engine:<8} {value:.2f}" for engine, value in medians.items()),
+        f"  estimate (stated assumptions only, no efficiency fitted to these data): median |estimate / measured - 1| "
+        f"{estimate_error:.2f}",
+    ]
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace, catalog: Catalog) -> int:

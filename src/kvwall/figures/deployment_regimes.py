@@ -3,20 +3,24 @@ DeepSeek-V3 on B200 at TP 8 without and with attention data parallelism (DP 8, e
 
 Each panel shades the regime of one device on its shares, bounded by its s*(b) and s_cap
 (kvwall.model.capacity.device_traffic_crossover, deployment_capacity_crossover, the crossovers device_regime uses);
-the line marks the largest batch the deployment holds at each context (to its right the rest of the sequences wait).
+the line marks the largest batch the deployment holds at each context (to its right the rest of the sequences wait),
+drawn as the longest context at which b sequences are held, the s_cap of ceil(b / DP) sequences on a device.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import REGIME_COLORS, new_figure, settle, token_axis
 from kvwall.inputs.deployment import Deployment, checked_deployment, load_serving_inputs
-from kvwall.model.capacity import deployment_capacity_crossover, device_traffic_crossover, sequences_that_fit
+from kvwall.model.capacity import deployment_capacity_crossover, device_traffic_crossover, kv_memory_per_device
+from kvwall.model.footprint import context_holding
 from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND
+from kvwall.model.sharding import kv_share_per_tensor_rank, layer_share, sequences_per_replica
 
 BATCHES = np.geomspace(1, 256, 49)
 CONTEXTS = np.geomspace(1e3, 1e7, 81)
@@ -32,9 +36,17 @@ PANELS = (
 )
 
 
+def longest_context_held(model, d: Deployment, hbm_capacity: float, usable: float, batches=BATCHES) -> np.ndarray:
+    """The longest context at which the deployment holds b sequences at once: the context at which the busiest
+    replica's ceil(b / DP) sequences fill a device's KV memory with their KV shares (SoK section 3.4 per device)."""
+    share = kv_share_per_tensor_rank(model, d.tensor_parallel) * layer_share(model, d.pipeline_parallel)
+    free = kv_memory_per_device(model, d, hbm_capacity, usable)
+    return context_holding(model, free / share, d.kv_bytes_per_element, sequences_per_replica(batches, d.data_parallel))
+
+
 def panel_bounds(inputs: FigureInputs, model_id: str, device_id: str, tp: int, dp: int, ep: int):
-    """Model, device, deployment, the lower and upper context of each regime at every batch, and the sequences that
-    fit at every context, for one panel; weights in the checkpoint's format where the model records one."""
+    """Model, device, deployment, the lower and upper context of each regime at every batch, and the longest
+    context held at every batch, for one panel; weights in the checkpoint's format where the model records one."""
     catalog = inputs.catalog
     model, device = catalog.models[model_id], catalog.devices[device_id]
     a, usable = catalog.assumptions, load_serving_inputs(catalog).usable_memory_fraction
@@ -45,7 +57,7 @@ def panel_bounds(inputs: FigureInputs, model_id: str, device_id: str, tp: int, d
     kv_floor = np.clip(np.minimum(device_traffic_crossover(model, d, BATCHES), s_cap), low, high)
     regions = {WEIGHT_BOUND: (np.full_like(s_cap, low), kv_floor), KV_BOUND: (kv_floor, s_cap),
                CAPACITY_BOUND: (s_cap, np.full_like(s_cap, high))}
-    return model, device, d, regions, sequences_that_fit(model, d, CONTEXTS, device.hbm_capacity, usable)
+    return model, device, d, regions, longest_context_held(model, d, device.hbm_capacity, usable)
 
 
 def draw(inputs: FigureInputs) -> Figure:
@@ -53,12 +65,16 @@ def draw(inputs: FigureInputs) -> Figure:
     figure = new_figure(7.2, 4.6, "derived")
     axes = figure.subplots(2, 3, sharey=True)
     for ax, panel in zip(axes.flat, PANELS):
-        model, device, d, regions, fitting = panel_bounds(inputs, *panel)
+        model, device, d, regions, held = panel_bounds(inputs, *panel)
         for name, (lower, upper) in regions.items():
             ax.fill_between(BATCHES, lower, upper, color=REGIME_COLORS[name], linewidth=0,
                             gid=f"region {name} {model.id} {d.label}")
-        holds = fitting >= 1
-        ax.plot(fitting[holds], CONTEXTS[holds], color="black", linewidth=1.0, gid=f"batch that fits {model.id} {d.label}")
+        holds = held >= CONTEXTS[0]
+        if holds.any():
+            ax.plot(BATCHES[holds], held[holds], color="black", linewidth=1.0, gid=f"batch that fits {model.id} {d.label}")
+        else:
+            ax.text(0.5, 0.45, "weights exceed HBM:\ncannot be loaded", transform=ax.transAxes, ha="center",
+                    va="center", fontsize=6.5, style="italic")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlim(BATCHES[0], BATCHES[-1])
@@ -70,6 +86,7 @@ def draw(inputs: FigureInputs) -> Figure:
     for ax in axes[:, 0]:
         ax.set_ylabel("context s (tokens)", fontsize=7)
     figure.legend(handles=[Patch(color=REGIME_COLORS[name], label=name) for name in REGIME_COLORS]
-                  + [Patch(color="black", label="largest batch held at once")], loc="outside lower center", ncol=4,
+                  + [Line2D([], [], color="black", linewidth=1.0, label="largest batch held at once")],
+                  loc="outside lower center", ncol=4,
                   fontsize=6.5, frameon=False)
     return settle(figure)

@@ -55,20 +55,20 @@ def draw(inputs: FigureInputs) -> Figure:
     device_colors = colors(device_ids)
     for d in device_ids:
         ax.axhline(ridge_values[d], color=device_colors[d], linestyle="--", linewidth=0.9, gid=f"ridge {d}",
-                   label=f"{catalog.devices[d].name} ridge I* = {ridge_values[d]:.0f}")
+                   label=f"{catalog.devices[d].name} ridge $I^* = {ridge_values[d]:.0f}$")
     ax.set_xscale("log")
     ax.set_yscale("log")
     token_axis(ax.xaxis)
     ax.set_ylim(0.5, 800)
     floor_axis = ax.secondary_yaxis("right")  # the floors named beside the axes, where no curve runs through them
     floor_axis.set_yticks([floor_values[f] for f in FLOOR_FORMATS],
-                          labels=[f"{label} floor 2g/w_kv = {floor_values[f]:g}" for f, label in FLOOR_FORMATS.items()],
+                          labels=[f"{label} floor $2g/w_{{kv}} = {floor_values[f]:g}$" for f, label in FLOOR_FORMATS.items()],
                           minor=False)
     floor_axis.set_yticks([], minor=True)
     floor_axis.tick_params(labelsize=6.5, labelcolor="#555555")
     ax.set_xlabel("context length s (tokens)")
     ax.set_ylabel("arithmetic intensity (FLOP/B)")
-    ax.set_title(f"{model.name}: decode intensity falls to 2g/w_kv, far below every ridge "
+    ax.set_title(f"{model.name}: decode intensity falls to $2g/w_{{kv}}$, far below every ridge "
                  f"({catalog.assumptions.weight_dtype.upper()} weights, {catalog.assumptions.kv_dtype.upper()} KV)")
     fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper")
     return settle(fig)

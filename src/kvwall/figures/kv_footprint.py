@@ -86,7 +86,7 @@ def draw(inputs: FigureInputs) -> Figure:
     bar_labels = bars.bar_label(drawn, labels=[_bar_label(catalog, m, per_token[m]) for m in model_ids], padding=2,
                                 fontsize=7)
     bars.invert_yaxis()
-    bars.set_xlabel(f"KV MB per token ({dtype}, MB = 10^6 B)")
+    bars.set_xlabel(f"KV MB per token ({dtype}, MB = $10^6$ B)")
     bars.set_title("KV bytes per token by architecture (Table 1)")
     bars.grid(axis="y", visible=False)
 
@@ -100,9 +100,11 @@ def draw(inputs: FigureInputs) -> Figure:
     hbm = []
     for capacity, at_level in sorted(hbm_levels(catalog, device_ids).items()):
         for i, d in enumerate(at_level):  # equal capacities: one dash pattern, shifted per device, so all colours show
+            others = [catalog.devices[o].name for o in at_level if o != d]
+            shared = f" (one line with {', '.join(others)})" if others else ""
             hbm.append(lines.axhline(capacity / GB, color=id_color(d), linewidth=1.0, gid=f"hbm {d}",
                                      linestyle=(4 * i, (4, 4 * (len(at_level) - 1))) if len(at_level) > 1 else "--",
-                                     label=f"{catalog.devices[d].name}: {capacity / GB:g} GB"))
+                                     label=f"{catalog.devices[d].name}: {capacity / GB:g} GB{shared}"))
     lines.legend(handles=lines.get_lines()[: len(model_ids)] + hbm[::-1], loc="upper left", bbox_to_anchor=(1.02, 1.0),
                  title="KV of one sequence; HBM of one device", title_fontsize=7)
     lines.set_xscale("log")

@@ -17,14 +17,13 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from kvwall.figures.layout import place
-from kvwall.figures.style import EVIDENCE_COLORS, colors, new_figure, settle
+from kvwall.figures.style import EVIDENCE_COLORS, colors, id_color, new_figure, settle
 from kvwall.inputs.reported import Reported
 from kvwall.units import GB, GiB, to_base
 
-#: Colour of this project's measured values (the reported ones use the house colour for reported).
-MEASURED_COLOR = "#1b7837"
-#: Colour of the compute-ceiling mark, apart from the grey copy-bound mark.
-COMPUTE_BOUND_COLOR = "#b2182b"
+#: Colour of the copy-bound mark and of the compute-ceiling mark (told apart by their markers, never by a kernel's
+#: colour: each measured kernel keeps its id's colour in both panels).
+BOUND_COLOR = "#555555"
 _MS_PER_GIB = to_base(1.0, "ms/GiB")
 #: Where a slope's label may go, in order: above it, above and to either side, below it.
 SLOPE_LABEL_AT = ((0, 7, "center", "bottom"), (5, 7, "left", "bottom"), (-5, 7, "right", "bottom"), (0, -7, "center", "top"))
@@ -36,6 +35,7 @@ class SlopeRow:
     (None where no compute ceiling was measured), the class."""
 
     label: str
+    kernel: str  # the id that keys the row's colour (a measured kernel; the reported fit's id)
     slope: float
     interval: tuple[float, float] | None
     copy_bound: float
@@ -62,7 +62,7 @@ def measured_rows(records: Sequence[tuple[str, dict]]) -> list[SlopeRow]:
             for kernel, result in entry["kernels"].items():
                 fit = result["fit"]
                 compute = copy_bound_slope(ceiling["bandwidth_gb_per_s"]) if ceiling and kernel in ceiling["applies_to"] else None
-                rows.append(SlopeRow(f"{kernel}\n{_device_label(record, device, entry)}", fit["slope_ms_per_gib"],
+                rows.append(SlopeRow(f"{kernel}\n{_device_label(record, device, entry)}", kernel, fit["slope_ms_per_gib"],
                                      tuple(fit["slope_ci_ms_per_gib"]), bound, compute, "measured"))
     return rows
 
@@ -70,15 +70,15 @@ def measured_rows(records: Sequence[tuple[str, dict]]) -> list[SlopeRow]:
 def reported_rows(reported: Mapping[str, Reported], platform: str, fits: Sequence[str]) -> list[SlopeRow]:
     bound = copy_bound_slope(reported[f"{platform}.copy-bandwidth"].value / GB)
     return [
-        SlopeRow(f"{reported[f'fit.{fit}.framework'].text}\nreported, {platform.upper()}",
+        SlopeRow(f"{reported[f'fit.{fit}.framework'].text}\nreported, {platform.upper()}", fit,
                  reported[f"fit.{fit}.slope"].value / _MS_PER_GIB, None, bound, None, "reported")
         for fit in fits
     ]
 
 
 def _line_text(intercept: float, slope: float) -> str:
-    """t = a + b·KV as text, the sign of a written out: 58.5·KV − 0.04 ms."""
-    return f"{slope:.1f}·KV {'+' if intercept >= 0 else '−'} {abs(intercept):.2f} ms"
+    """t = b·KV + a as text with both units, the sign of a written out: 58.5 ms/GiB · KV − 0.04 ms."""
+    return f"{slope:.1f} ms/GiB · KV {'+' if intercept >= 0 else '−'} {abs(intercept):.2f} ms"
 
 
 def _fit_panel(ax, record: dict, device: str, entry: dict) -> None:
@@ -102,28 +102,30 @@ def _fit_panel(ax, record: dict, device: str, entry: dict) -> None:
     ax.set_ylabel("decode attention step (ms)")
     ax.set_xlim(-top * 0.04, top * 1.05)  # the first x label clear of the first y label
     ax.set_ylim(0.0, 1.3 * max(max(p["times_s"]) for k in entry["kernels"].values() for p in k["points"]) * 1e3)
-    ax.legend(loc="upper left")
+    ax.legend(loc="upper left", fontsize=6)
 
 
 def _slope_panel(ax, rows: Sequence[SlopeRow]) -> None:
     y = np.arange(len(rows))[::-1]
     for position, row in zip(y, rows):
-        color = MEASURED_COLOR if row.evidence == "measured" else EVIDENCE_COLORS["reported"]
+        measured = row.evidence == "measured"
+        color = id_color(row.kernel) if measured else EVIDENCE_COLORS["reported"]
         if row.interval is not None:
             ax.errorbar(row.slope, position, xerr=[[row.slope - row.interval[0]], [row.interval[1] - row.slope]],
                         fmt="o", ms=5, capsize=3, color=color)
         else:
             ax.plot(row.slope, position, "D", ms=5, mfc="white", mec=color, mew=1.4)
-        ax.plot(row.copy_bound, position, "|", ms=12, mew=1.6, color="#555555")
+        ax.plot(row.copy_bound, position, "|", ms=12, mew=1.6, color=BOUND_COLOR)
         if row.compute_bound is not None:
-            ax.plot(row.compute_bound, position, "|", ms=12, mew=1.6, color=COMPUTE_BOUND_COLOR)
-        ax.annotate(f"{row.slope:.2f} ms/GiB ({row.evidence})", (row.slope, position), textcoords="offset points",
+            ax.plot(row.compute_bound, position, "x", ms=6, mew=1.4, color=BOUND_COLOR)
+        ax.annotate(f"{row.slope:.2f} ms/GiB ({'measured here, 95% CI' if measured else row.evidence})",
+                    (row.slope, position), textcoords="offset points",
                     xytext=(0, 7), ha="center", fontsize=6.5, color=color, gid="slope label")
-    ax.plot([], [], "o", color=MEASURED_COLOR, label="measured here (95% CI)")
-    ax.plot([], [], "D", mfc="white", mec=EVIDENCE_COLORS["reported"], label="reported (GB10)")
-    ax.plot([], [], "|", ms=10, mew=1.6, color="#555555", label="copy bound of that platform: 1 GiB / copy bandwidth")
+    ax.plot([], [], "D", mfc="white", mec=EVIDENCE_COLORS["reported"], color=EVIDENCE_COLORS["reported"],
+            label="reported (GB10)")
+    ax.plot([], [], "|", ms=10, mew=1.6, color=BOUND_COLOR, label="copy bound of that platform: 1 GiB / copy bandwidth")
     if any(row.compute_bound is not None for row in rows):
-        ax.plot([], [], "|", ms=10, mew=1.6, color=COMPUTE_BOUND_COLOR,
+        ax.plot([], [], "x", ms=6, mew=1.4, color=BOUND_COLOR,
                 label="compute bound of numpy's products: 1 GiB / compute ceiling")
     ax.set_xscale("log")
     ax.set_yticks(y, [row.label for row in rows], fontsize=6.5)
@@ -131,7 +133,7 @@ def _slope_panel(ax, rows: Sequence[SlopeRow]) -> None:
     ax.set_xlabel("KV slope b (ms/GiB, log scale); lower is faster")
     ax.set_title("KV slopes: measured here and reported", loc="left")
     ax.set_xlim(min(min(r.slope, r.copy_bound) for r in rows) / 1.6, max(r.slope for r in rows) * 3)
-    ax.figure.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
+    ax.figure.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1)
     ax.grid(axis="y", visible=False)
 
 

@@ -70,7 +70,7 @@ def draw(inputs: FigureInputs) -> Figure:
             ax.annotate(f"{gap:.0f}× gap", (x - 0.5, rates[(d, "striped")] / 1e6 * 1.1), ha="center", fontsize=7.5,
                         fontweight="bold")
     ax.set_ylim(0, max(values) / 1e6 * 1.25)
-    ax.set_ylabel("R_inf (million tokens/s)")
+    ax.set_ylabel(r"$R_\infty$ (million tokens/s)")
     ax.grid(axis="x", visible=False)
     ax.set_title(f"{catalog.model.name}, {catalog.assumptions.kv_dtype.upper()} KV: long-context token-rate ceiling by "
                  "page placement")

@@ -30,14 +30,17 @@ CONTEXT_RANGE = (1e2, 1e7)
 #: Where along the batch axis a regime's name is tried, in order (fractions of the drawn batches).
 _LABEL_AT = (0.5, 0.3, 0.7, 0.15, 0.85, 0.4, 0.6)
 
-#: The tint that marks where a batch outgrows one device (sharded), over the regime's own colour.
-SHARDED = {"facecolor": "#000000", "alpha": 0.13}
+#: How much darker a regime is drawn where its batch outgrows one device (sharded): its colour times 1 - SHADE.
+SHADE = 0.22
+#: The thin line that ties a workload label placed farther out to its point.
+LEADER = {"arrowstyle": "-", "color": "#444444", "linewidth": 0.5, "shrinkA": 1, "shrinkB": 2}
+#: Workload labels sit this close to their point at most (points), so a label never reads as another point's.
+_NEAR = tuple(candidate for candidate in AROUND if max(abs(candidate[0]), abs(candidate[1])) <= 12)
 
 
-def _tinted(color: str) -> str:
-    """A regime colour under the sharded tint, as the panels show it."""
-    rgb = np.asarray(to_rgb(color)) * (1 - SHARDED["alpha"]) + np.asarray(to_rgb(SHARDED["facecolor"])) * SHARDED["alpha"]
-    return to_hex(rgb)
+def sharded_color(color: str) -> str:
+    """A regime's colour where the batch is sharded, as the panels and the legend show it."""
+    return to_hex(np.asarray(to_rgb(color)) * (1 - SHADE))
 
 
 def crossovers(catalog: Catalog, model: Model, device: Device, batches=BATCHES) -> dict[str, np.ndarray]:
@@ -87,18 +90,30 @@ def _workload_groups(catalog: Catalog) -> dict[tuple[int, float], list[str]]:
     return groups
 
 
+def _shade(ax, regions: dict[str, tuple[np.ndarray, np.ndarray]], sharded_from: np.ndarray, name: str) -> None:
+    """One regime's band: its colour below ``sharded_from``, its sharded colour above it."""
+    lower, upper = regions[name]
+    split = np.clip(sharded_from, lower, upper)
+    ax.fill_between(BATCHES, lower, split, color=REGIME_COLORS[name], linewidth=0, gid=f"region {name}")
+    if np.any(upper > split):
+        ax.fill_between(BATCHES, split, upper, color=sharded_color(REGIME_COLORS[name]), linewidth=0,
+                        gid=f"region {name}, sharded")
+
+
 def _panel(ax, catalog: Catalog, model: Model, device: Device) -> tuple[list, list]:
     """Draw one panel; return its workload labels and its region labels (with their candidate anchors), to place."""
     region_labels: list = []
     bounds = crossovers(catalog, model, device)
     regions = _regions(bounds)
-    for name, (lower, upper) in regions.items():
-        ax.fill_between(BATCHES, lower, upper, color=REGIME_COLORS[name], linewidth=0, gid=f"region {name}")
-    ax.plot(BATCHES, bounds["traffic"], color="black", linewidth=1.0, gid=f"traffic {model.id} {device.id}")
-    if bounds["capacity"][0] > 0:
-        low, s_cap = CONTEXT_RANGE[0], bounds["capacity"]
-        sharded_from = np.clip(bounds["batch_capacity"], low, s_cap)
-        ax.fill_between(BATCHES, sharded_from, s_cap, linewidth=0, gid=f"sharded {model.id} {device.id}", **SHARDED)
+    loads = bounds["capacity"][0] > 0
+    low, s_cap = CONTEXT_RANGE[0], bounds["capacity"]
+    sharded_from = np.clip(bounds["batch_capacity"], low, s_cap) if loads else np.full_like(s_cap, CONTEXT_RANGE[1])
+    for name in (WEIGHT_BOUND, KV_BOUND):
+        _shade(ax, regions, sharded_from, name)
+    lower, upper = regions[CAPACITY_BOUND]  # above s_cap not one sequence fits: nothing to shard
+    ax.fill_between(BATCHES, lower, upper, color=REGIME_COLORS[CAPACITY_BOUND], linewidth=0, gid=f"region {CAPACITY_BOUND}")
+    if loads:  # s* is drawn only where the weights load: elsewhere no step runs to be weight- or KV-bound
+        ax.plot(BATCHES, bounds["traffic"], color="black", linewidth=1.0, gid=f"traffic {model.id} {device.id}")
         ax.plot(BATCHES, s_cap, color="black", linestyle="--", linewidth=1.0, gid=f"capacity {model.id} {device.id}")
         ax.plot(BATCHES, bounds["batch_capacity"], color="#555555", linestyle=":", linewidth=1.0,
                 gid=f"batch capacity {model.id} {device.id}")
@@ -117,8 +132,9 @@ def _panel(ax, catalog: Catalog, model: Model, device: Device) -> tuple[list, li
 
 def _place_labels(workload_labels: list, region_labels: list) -> None:
     """Workload labels first, each beside its point; then each region's name where it fits, or not at all."""
-    for label in workload_labels:
-        place(label, AROUND, keep_clear=workload_labels)
+    for label in workload_labels:  # beside its point; where nothing near is clear, farther out with a leader line
+        if not place(label, _NEAR, keep_clear=workload_labels) and place(label, AROUND, keep_clear=workload_labels):
+            label.axes.annotate("", label.xy, xytext=label.get_position(), textcoords="offset points", arrowprops=LEADER)
     placed = list(workload_labels)
     for label, anchors in region_labels:
         if place(label, ((0, 0, "center", "center"),), keep_clear=placed, anchors=anchors):
@@ -152,12 +168,14 @@ def draw(inputs: FigureInputs) -> Figure:
                 ax.set_ylabel("context s (tokens)")
     handles = [Patch(color=REGIME_COLORS[r], label=r) for r in (WEIGHT_BOUND, KV_BOUND, CAPACITY_BOUND)]
     handles += [
-        Patch(color=_tinted(REGIME_COLORS[KV_BOUND]), label="darker: batch outgrows one device, sharded"),
-        axes[0, 0].plot([], [], color="black", label="traffic crossover s*(b)")[0],
-        axes[0, 0].plot([], [], color="black", linestyle="--", label="capacity crossover s_cap (one sequence)")[0],
-        axes[0, 0].plot([], [], color="#555555", linestyle=":", label="s_cap(b) = s_cap / b")[0],
+        Patch(color=sharded_color(REGIME_COLORS[WEIGHT_BOUND]), label="weight-bound, batch sharded over devices"),
+        Patch(color=sharded_color(REGIME_COLORS[KV_BOUND]), label="kv-bound, batch sharded over devices"),
+        axes[0, 0].plot([], [], color="black", label="traffic crossover $s^*(b)$")[0],
+        axes[0, 0].plot([], [], color="black", linestyle="--", label=r"capacity crossover $s_{\mathrm{cap}}$ (one sequence)")[0],
+        axes[0, 0].plot([], [], color="#555555", linestyle=":",
+                        label=r"$s_{\mathrm{cap}}(b) = s_{\mathrm{cap}} / b$: above it the batch is sharded")[0],
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=4)
+    fig.legend(handles=handles, loc="outside lower center", ncols=3)
     fig.suptitle(f"Three regimes of decode ({catalog.assumptions.weight_dtype.upper()} weights, "
                  f"{catalog.assumptions.kv_dtype.upper()} KV, per device)", fontsize=9)
     settle(fig)

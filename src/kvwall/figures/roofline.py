@@ -63,10 +63,10 @@ def draw(inputs: FigureInputs) -> Figure:
     labels = []
     for ax, d in zip(axes, device_ids):
         device = catalog.devices[d]
-        ax.plot(INTENSITIES, roof(device, precision) / 1e12, color=device_colors[d], label="roof min(F, I·β), device colour",
+        ax.plot(INTENSITIES, roof(device, precision) / 1e12, color=device_colors[d], label=r"roof $\min(F, I\beta)$, device colour",
                 gid=f"roof {d}")
         ridge = ridge_point(device, precision)
-        ax.axvline(ridge, color=device_colors[d], linestyle="--", linewidth=0.8, gid=f"ridge {d}", label="ridge point I*")
+        ax.axvline(ridge, color=device_colors[d], linestyle="--", linewidth=0.8, gid=f"ridge {d}", label="ridge point $I^*$")
         labels.append(ax.annotate(f"ridge {ridge:.0f} FLOP/B", (ridge, device.dense_flops[precision] / 1e12), xytext=(3, -4),
                                   textcoords="offset points", ha="left", va="top", fontsize=6.5))
         anchor = int(np.flatnonzero(CONTEXT_MULTIPLES == 1.0)[0])

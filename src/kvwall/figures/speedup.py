@@ -64,7 +64,7 @@ def draw(inputs: FigureInputs) -> Figure:
             ax.axhline(c, color=palette[c], linestyle=":", linewidth=0.7)
         s_star = crossover(catalog, workload.batch)
         ax.axvline(s_star, color="black", linewidth=0.9, gid=f"crossover b={workload.batch}")
-        ax.annotate(f"s*({workload.batch}) = {tokens_label(round(s_star, -2))}", (s_star, 1.02), xytext=(3, 0),
+        ax.annotate(f"$s^*({workload.batch})$ = {tokens_label(round(s_star, -2))}", (s_star, 1.02), xytext=(3, 0),
                     textcoords="offset points", fontsize=6.5, va="bottom")
         ax.axvline(workload.context, color="#d62728", linestyle="--", linewidth=0.9)
         ax.annotate(f"{w.upper()}: s = {tokens_label(workload.context)}", (workload.context, 14), xytext=(-3, 0),
@@ -74,7 +74,7 @@ def draw(inputs: FigureInputs) -> Figure:
         token_axis(ax.xaxis)
         ax.set_yticks([1, 2, 4, 8, 16], labels=["1×", "2×", "4×", "8×", "16×"])
         ax.set_xlabel("context length s (tokens)")
-        ax.set_title(f"{w.upper()} batch b = {workload.batch}: below s* S → 1, above s* S → c")
+        ax.set_title(f"{w.upper()} batch $b = {workload.batch}$: below $s^*$ $S \\to 1$, above $s^*$ $S \\to c$")
     axes[0].set_ylabel(f"decode speedup S over {catalog.assumptions.kv_dtype.upper()} KV")
     fig.legend(handles=list(handles.values()), loc="outside lower center", ncols=3)
     fig.suptitle(f"{catalog.model.name}, memory-bound decode: S(c) = (W + K) / (W + K/c)", fontsize=9)

@@ -60,8 +60,9 @@ FALLBACK_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "p", "*")
 #: Colours of the two evidence classes a figure may put side by side (derived here, reported by others).
 EVIDENCE_COLORS = {"derived": "#1f4e79", "reported": "#b35806"}
 
-#: Shading of the three regimes (SoK sections 3.5, 5.1).
-REGIME_COLORS = {"weight-bound": "#c6dbef", "kv-bound": "#fdd0a2", "capacity-bound": "#d9d9d9"}
+#: Shading of the three regimes (SoK sections 3.5, 5.1); capacity-bound a light grey, at least 10 apart (CIEDE2000)
+#: from the other two and from their sharded shades (kvwall.figures.legibility).
+REGIME_COLORS = {"weight-bound": "#c6dbef", "kv-bound": "#fdd0a2", "capacity-bound": "#e5e5e5"}
 
 
 def new_figure(width: float, height: float, evidence: str) -> Figure:

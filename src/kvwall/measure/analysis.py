@@ -10,6 +10,7 @@ says which one binds. Medians over repeats stand for each point, so a stray slow
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -107,6 +108,22 @@ def fit_check(fit: Mapping, min_r_squared: float) -> list[str]:
             "settings), so step time is not explained by KV bytes and the slope means nothing"]
 
 
+def repeat_spread(points: Sequence[Mapping]) -> float:
+    """The typical spread of a kernel's repeats: the median over its points of (slowest - fastest) / median time."""
+    spreads = sorted((max(p["times_s"]) - min(p["times_s"])) / float(np.median(p["times_s"])) for p in points)
+    return float(np.median(spreads))
+
+
+def spread_check(points: Sequence[Mapping], max_spread: float) -> list[str]:
+    """Repeats too far apart to fit a slope to (another process took the cores between them); empty within
+    ``max_spread``."""
+    spread = repeat_spread(points)
+    if spread <= max_spread:
+        return []
+    return [f"repeats disagree: at a typical point the slowest is {100 * spread:.0f}% of the median slower than the "
+            f"fastest, above {100 * max_spread:g}% (validity.spread of the measure settings); the machine was not quiet"]
+
+
 def ordering_check(kernels: Mapping[str, Mapping]) -> dict[str, list[str]]:
     """Per paged kernel, the reason its slope is implausible: below the contiguous slope of the same library, with
     the two confidence intervals apart (a block-table gather reads the same bytes as a contiguous read, and more)."""
@@ -137,17 +154,19 @@ def target_check(fit: Mapping, points: Sequence[Mapping], targets: Mapping[str, 
 
 def kernel_summary(points: Sequence[Mapping], copy_bandwidth: float, spec_bandwidth: float | None,
                    confidence: float, targets: Mapping[str, float], compute_bandwidth: float | None = None, *,
-                   min_r_squared: float) -> dict:
+                   min_r_squared: float, max_spread: float = math.inf) -> dict:
     """Fit, distance from the copy and roofline bounds, target check and validity of one kernel on one device."""
     fit = kernel_fit(points, confidence)
     top = largest_point(points)
-    flags = bound_check(fit, points, copy_bandwidth, spec_bandwidth) + fit_check(fit, min_r_squared)
+    flags = (bound_check(fit, points, copy_bandwidth, spec_bandwidth) + fit_check(fit, min_r_squared)
+             + spread_check(points, max_spread))
     return {
         "fit": fit,
         "copy_fraction": None if fit["kv_bandwidth_gb_per_s"] is None else fit["kv_bandwidth_gb_per_s"] / copy_bandwidth,
         "largest_point": {"kv_gib": top["kv_gib"], "bandwidth_gb_per_s": top["bandwidth_gb_per_s"],
                           "copy_fraction": top["bandwidth_gb_per_s"] / top["copy_bandwidth_gb_per_s"]},
         "roofline": roofline_bound(top, compute_bandwidth),
+        "repeat_spread": repeat_spread(points),
         "targets": target_check(fit, points, targets),
         "flags": flags,
         "valid": not flags,

@@ -54,6 +54,8 @@ class MeasureConfig:
     confidence: float
     targets: Mapping[str, float]
     min_r_squared: float  # a fit below it marks the run invalid
+    max_load_per_cpu: float  # other work's load average per CPU above which the run is invalid
+    max_spread: float  # repeats spread wider than this (a share of their median) make a kernel invalid
     device_specs: Mapping[str, str]  # GPU name fragment -> device id
     reported_platform: str  # id prefix of the reported platform in config/reported/
     reported_fits: tuple[str, ...]  # ids of the reported fits, fit.<id>.*
@@ -109,6 +111,8 @@ def load_measure_config(path: str | Path, catalog: Catalog, mode: str = "full", 
         confidence=document["confidence"],
         targets=MappingProxyType(dict(document["targets"])),
         min_r_squared=document["validity"]["r_squared"],
+        max_load_per_cpu=document["validity"]["load_per_cpu"],
+        max_spread=document["validity"]["spread"],
         device_specs=MappingProxyType(dict(document["device_specs"])),
         reported_platform=document["reported"]["platform"],
         reported_fits=tuple(document["reported"]["fits"]),

@@ -39,6 +39,14 @@ def worker_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def load_average() -> list[float] | None:
+    """The machine's load average over 1, 5 and 15 minutes (runnable processes), None where the system gives none."""
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def fingerprint() -> dict:
     """The platform of this process, as a record stores it."""
     return {

@@ -10,6 +10,7 @@ torch.cuda.synchronize()).
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import datetime, timezone
 
@@ -18,7 +19,7 @@ from tqdm import tqdm
 from kvwall.inputs.catalog import Catalog
 from kvwall.measure.analysis import ceiling_summary, copy_summary, kernel_summary, ordering_check, point_summary
 from kvwall.measure.config import MeasureConfig, Sweep
-from kvwall.measure.fingerprint import cpu_steal_seconds, fingerprint, worker_count
+from kvwall.measure.fingerprint import cpu_steal_seconds, fingerprint, load_average, worker_count
 from kvwall.measure.compute_ceiling import TILES_PER_WORKER
 from kvwall.measure.kernels import DeviceBench, Step, kernels_by_device
 from kvwall.measure.shape import DecodeShape, measured_kv_bytes
@@ -26,6 +27,23 @@ from kvwall.units import GB
 
 #: Version of the record layout (kvwall/inputs/schemas/measured_record.schema.yaml).
 RECORD_VERSION = 2
+#: The time constant of the kernel's 1-minute load average, in seconds (an exponentially damped mean).
+LOAD_WINDOW_S = 60.0
+
+
+def load_flags(load: dict | None, workers: int, elapsed_s: float, max_load_per_cpu: float) -> list[str]:
+    """Why the machine was too busy for the run: other work's 1-minute load average above ``max_load_per_cpu`` per
+    CPU before the run, or after it once the run's own share is taken off (its ``workers`` busy for ``elapsed_s``
+    raise the average by at most workers x (1 - exp(-elapsed / 60 s)))."""
+    if load is None:
+        return []
+    own = workers * (1 - math.exp(-elapsed_s / LOAD_WINDOW_S))
+    others = max(load["before"][0], load["after"][0] - own)
+    limit = max_load_per_cpu * load["cpus"]
+    if others <= limit:
+        return []
+    return [f"machine busy: a 1-minute load average of {others:.2f} from other work on {load['cpus']} CPUs, above "
+            f"{limit:.2f} ({max_load_per_cpu:g} per CPU, validity.load_per_cpu of the measure settings)"]
 
 
 def timed(step: Step) -> float:
@@ -125,6 +143,7 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
     platform = fingerprint()
     devices = kernels_by_device(config, workers)
     total = sum(len(config.sweeps[d].points) * config.sweeps[d].repeats for d in devices)
+    load_before = load_average()
     started, steal_before = time.perf_counter(), cpu_steal_seconds()
     results = {}
     with tqdm(total=total, desc="kvwall measure", unit="point", disable=not progress) as bar:
@@ -142,7 +161,7 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
                 bounded = ceiling is not None and kernel.name in ceiling["applies_to"]
                 summary = kernel_summary(points[kernel.name], copy["bandwidth_gb_per_s"], spec_bandwidth, config.confidence,
                                          config.targets, ceiling["bandwidth_gb_per_s"] if bounded else None,
-                                         min_r_squared=config.min_r_squared)
+                                         min_r_squared=config.min_r_squared, max_spread=config.max_spread)
                 summaries[kernel.name] = {"layout": kernel.layout, "library": kernel.library, "points": points[kernel.name], **summary}
             for name, flags in ordering_check(summaries).items():
                 summaries[name]["flags"] = summaries[name]["flags"] + flags
@@ -154,7 +173,9 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
                 "name": name, "spec": spec, "dtype": sweep.dtype, "copy": copy, "compute_ceiling": ceiling, "flags": copy_flags,
                 "valid": not copy_flags and all(k["valid"] for k in summaries.values()), "kernels": summaries,
             }
-    steal_after = cpu_steal_seconds()
+    steal_after, elapsed, load_after = cpu_steal_seconds(), time.perf_counter() - started, load_average()
+    load = None if load_before is None or load_after is None else {"cpus": workers, "before": load_before, "after": load_after}
+    run_flags = load_flags(load, workers, elapsed, config.max_load_per_cpu)
     model = config.model
     return {
         "record_version": RECORD_VERSION,
@@ -163,9 +184,11 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
         "mode": config.mode,
         "platform": platform,
         "run": {
-            "elapsed_s": time.perf_counter() - started,
+            "elapsed_s": elapsed,
             "cpu_steal_s": None if steal_before is None else steal_after - steal_before,
             "workers": workers,
+            "load": load,
+            "flags": run_flags,
         },
         "config": {
             "file": config.file,
@@ -179,5 +202,5 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
             "sweeps": {device: config.sweeps[device].as_record() for device in devices},
         },
         "devices": results,
-        "valid": all(d["valid"] for d in results.values()),
+        "valid": not run_flags and all(d["valid"] for d in results.values()),
     }

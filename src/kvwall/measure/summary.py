@@ -12,6 +12,12 @@ def summary_lines(record: dict) -> list[str]:
     model = record["config"]["model"]
     lines = [f"kvwall measure ({record['mode']}): {model['name']} KV shapes, {record['platform']['cpu']}, "
              f"{record['platform']['cores']} cores; all values measured"]
+    run = record["run"]
+    load = run.get("load")
+    if load:
+        lines.append(f"machine: load average {' '.join(f'{v:.2f}' for v in load['before'])} before, "
+                     f"{' '.join(f'{v:.2f}' for v in load['after'])} after (1, 5, 15 min) on {load['cpus']} CPUs; "
+                     f"run {run['elapsed_s']:.1f} s")
     for device, entry in record["devices"].items():
         sweep = record["config"]["sweeps"][device]
         copy = entry["copy"]
@@ -44,7 +50,10 @@ def summary_lines(record: dict) -> list[str]:
             for target, check in kernel["targets"].items():
                 lines.append(f"  {'':18s} {'MET ' if check['met'] else 'MISS'} {target} >= {check['target']:g} "
                              f"(got {check['value']:.3f})")
+            if "repeat_spread" in kernel:
+                lines.append(f"  {'':18s} repeats spread {100 * kernel['repeat_spread']:.0f}% of their median at a typical point")
             lines.extend(f"  {'':18s} INVALID: {flag}" for flag in kernel["flags"])
         lines.extend(f"  INVALID: {flag}" for flag in entry["flags"])
+    lines.extend(f"INVALID: {flag}" for flag in run.get("flags", []))
     lines.append("valid run" if record["valid"] else "INVALID run: see the reasons marked INVALID above")
     return lines

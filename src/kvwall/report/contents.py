@@ -11,22 +11,22 @@ from kvwall.inputs.loader import read_yaml
 #: Figures in the paper's order with the number it prints (the tier timeline and the measured slopes accompany
 #: Figure 3.1 and section 1 of CANONICAL-NUMBERS, unnumbered).
 FIGURE_ORDER = (
-    ("fig1_kv_footprint", "Figure 1"),
-    ("fig2_arithmetic_intensity", "Figure 2"),
-    ("fig3_roofline", "Figure 3"),
-    ("fig3_1_four_constraints", "Figure 3.1"),
-    ("tier_sustainability_vs_hiding", "Figure 3.1, companion"),
-    ("fig4_regime_map", "Figure 4"),
-    ("fig5_speedup", "Figure 5"),
-    ("fig6_placement", "Figure 6"),
-    ("fig7_speed_quality", "Figure 7"),
-    ("fig8_reuse", "Figure 8"),
-    ("measured_kv_slope", "Measured KV slope"),
-    ("deployment_regimes", "Regimes per device of a deployment"),
-    ("serving_tpot_against_bound", "Validation: measured TPOT against the bound"),
-    ("serving_realization", "Validation: bound over measured per engine and device"),
-    ("serving_gap_fits", "Validation: what the gap is made of"),
-    ("serving_format_claim", "Validation: narrower weights, measured and predicted"),
+    ("fig1_kv_footprint", "Figure 1", "KV footprint"),
+    ("fig2_arithmetic_intensity", "Figure 2", "Arithmetic intensity"),
+    ("fig3_roofline", "Figure 3", "Roofline"),
+    ("fig3_1_four_constraints", "Figure 3.1", "Four constraints"),
+    ("tier_sustainability_vs_hiding", "Figure 3.1, companion", "Sustainability against hiding"),
+    ("fig4_regime_map", "Figure 4", "Three-regime map"),
+    ("fig5_speedup", "Figure 5", "Speedup against context"),
+    ("fig6_placement", "Figure 6", "Placement"),
+    ("fig7_speed_quality", "Figure 7", "Speed-quality plane"),
+    ("fig8_reuse", "Figure 8", "W4 reuse"),
+    ("measured_kv_slope", "Measured KV slope", "Measured KV slope"),
+    ("deployment_regimes", "Regimes per device of a deployment", "Regimes of a deployment"),
+    ("serving_tpot_against_bound", "Validation: measured TPOT against the bound", "TPOT against the bound"),
+    ("serving_realization", "Validation: bound over measured per engine and device", "Bound over measured"),
+    ("serving_gap_fits", "Validation: what the gap is made of", "What the gap is made of"),
+    ("serving_format_claim", "Validation: narrower weights, measured and predicted", "Narrower weights"),
 )
 #: The audit notebooks, in order, with their titles.
 NOTEBOOKS = (
@@ -42,12 +42,15 @@ TABLE_CLASSES = {
     "audit": "reported against derived; each column's class in its header",
 }
 CAPTIONS = "workflow/report/tables.yaml"
+#: How a caption's ``paper`` begins for a table the paper does not print.
+NOT_IN_THE_PAPER = "not in the paper"
 
 
 @dataclass(frozen=True)
 class FigureItem:
     stem: str
     number: str
+    title: str  # the few words the navigation pane shows
     png: Path
     caption: Path  # reStructuredText, workflow/report/<stem>.rst
 
@@ -59,10 +62,27 @@ class TableItem:
     caption: str
     columns: dict[str, str]
     markdown: Path
+    csv: Path
 
     @property
     def evidence(self) -> str:
         return self.artifact.split("/", 1)[0]
+
+    @property
+    def title(self) -> str:
+        """The table's title, the first line of its Markdown."""
+        with open(self.markdown, encoding="utf-8") as handle:
+            return handle.readline().removeprefix("# ").strip()
+
+    @property
+    def label(self) -> str:
+        """The few words the navigation pane shows: where the paper prints the table, else the head of its title."""
+        return self.title.split(":")[0] if self.paper.startswith(NOT_IN_THE_PAPER) else self.paper
+
+    @property
+    def anchor(self) -> str:
+        """The id of the table's section in the page."""
+        return "table-" + self.artifact.replace("/", "-")
 
     @property
     def evidence_note(self) -> str:
@@ -79,12 +99,12 @@ class NotebookItem:
 
 def figures(root: Path) -> list[FigureItem]:
     """Every figure of FIGURE_ORDER; a PNG under figures/ that the order does not name is an error."""
-    known = {stem for stem, _ in FIGURE_ORDER}
+    known = {stem for stem, _, _ in FIGURE_ORDER}
     unordered = sorted(p.stem for p in (root / "figures").glob("*.png") if p.stem not in known)
     if unordered:
         raise ValueError(f"figures without a place in kvwall.report.contents.FIGURE_ORDER: {', '.join(unordered)}")
-    return [FigureItem(stem, number, root / "figures" / f"{stem}.png", root / "workflow/report" / f"{stem}.rst")
-            for stem, number in FIGURE_ORDER]
+    return [FigureItem(stem, number, title, root / "figures" / f"{stem}.png", root / "workflow/report" / f"{stem}.rst")
+            for stem, number, title in FIGURE_ORDER]
 
 
 def tables(root: Path) -> list[TableItem]:
@@ -94,7 +114,8 @@ def tables(root: Path) -> list[TableItem]:
     missing, stale = sorted(present - set(captions)), sorted(set(captions) - present)
     if missing or stale:
         raise ValueError(f"{CAPTIONS}: tables without a caption: {missing}; captions without a table: {stale}")
-    return [TableItem(artifact, entry["paper"], entry["caption"], dict(entry["columns"]), root / "tables" / f"{artifact}.md")
+    return [TableItem(artifact, entry["paper"], entry["caption"], dict(entry["columns"]), root / "tables" / f"{artifact}.md",
+                      root / "tables" / f"{artifact}.csv")
             for artifact, entry in captions.items()]
 
 

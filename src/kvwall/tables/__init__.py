@@ -60,6 +60,31 @@ def view_of(artifact: str) -> str:
     return "catalogue" if artifact in WHOLE_CATALOGUE else "paper"
 
 
+#: Tables other rules write (the validation, the measured records, the audit): artifact -> (module, function).
+WRITTEN_BY_OTHER_RULES: dict[str, tuple[str, str]] = {
+    "reported/serving_measurements": ("kvwall.tables.validation", "measurements"),
+    "derived/serving_bounds": ("kvwall.tables.validation", "bounds"),
+    "derived/serving_realization": ("kvwall.tables.validation", "realization"),
+    "derived/serving_gap_fits": ("kvwall.tables.validation", "gap_fits"),
+    "derived/serving_format_claim": ("kvwall.tables.validation", "format_claim"),
+    "measured/kv_slope_fits": ("kvwall.tables.kv_slope_fits", "kv_slope_table"),
+    "audit/reproduction": ("kvwall.audit", "audit_table"),
+    "derived/import_corpus": ("kvwall.tables.import_corpus", "import_corpus"),
+}
+
+
+def key_of(artifact: str) -> tuple[str, ...] | None:
+    """The key columns the builder of ``artifact`` declares (kvwall.render.keyed), read without building the table;
+    None for an artifact no builder writes."""
+    if artifact in ARTIFACTS:
+        module, function = f"kvwall.tables.{ARTIFACTS[artifact][0]}", ARTIFACTS[artifact][1]
+    elif artifact in WRITTEN_BY_OTHER_RULES:
+        module, function = WRITTEN_BY_OTHER_RULES[artifact]
+    else:
+        return None
+    return getattr(import_module(module), function).key
+
+
 def module_of(artifact: str) -> str:
     """The dotted name of the module that builds ``artifact``."""
     return f"kvwall.tables.{ARTIFACTS[artifact][0]}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.loader import SpecError
 from kvwall.model.params import architecture_params, dense_layer_params, embedding_params
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 from kvwall.inputs.specs import FullAttention, Model
 
 
@@ -18,6 +18,7 @@ def _model(catalog: Catalog, selections: dict) -> Model:
     return model
 
 
+@keyed("kernel")
 def accounting(catalog: Catalog, selections: dict) -> Table:
     """Each kernel's FLOPs and bytes per layer for one sequence at the W1 context, and their sum over L layers."""
     a = catalog.assumptions
@@ -59,6 +60,7 @@ def accounting(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("model_id")
 def parameter_check(catalog: Catalog, selections: dict) -> Table:
     """Table 8's per-layer weights summed over L layers, plus embeddings, against the nominal parameter count P."""
     rows = []

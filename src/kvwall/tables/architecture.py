@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import kv_bytes_per_token
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 from kvwall.inputs.specs import LatentAttention, Model
 
 TITLE = "Table 1. Per-token KV-cache footprint of representative architectures"
@@ -42,6 +42,7 @@ def _spec_row(model: Model) -> dict:
             "n_q": model.n_q_heads, **_kv_columns(model), **_window_columns(model)}
 
 
+@keyed("model_id")
 def architectures(catalog: Catalog, selections: dict) -> Table:
     """The architecture inputs of Table 1, as published in each model's config."""
     models = [catalog.models[m] for m in selections["table1_models"]]
@@ -56,6 +57,7 @@ def architectures(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("model_id")
 def kv_per_token(catalog: Catalog, selections: dict) -> Table:
     """KV bytes per token in the baseline KV precision: 2 L n_kv d_h w_kv, or L (d_c + d_r) w_kv for MLA (SoK Eq. 1)."""
     w_kv = catalog.assumptions.kv_bytes_per_element
@@ -71,6 +73,7 @@ def kv_per_token(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("model_id")
 def paper_view(catalog: Catalog, selections: dict) -> Table:
     """Table 1 as the paper prints it, each column marked spec or derived."""
     spec, derived = architectures(catalog, selections), kv_per_token(catalog, selections)

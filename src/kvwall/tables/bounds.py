@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import effective_kv_bytes
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 from kvwall.model.roofline import placement_bandwidth, resident_weight_bytes, step_flops, step_time, step_weight_bytes
 
 
+@keyed("context", "config_id")
 def roofline_bounds(catalog: Catalog, selections: dict) -> Table:
     """Per context and KV configuration: KV bytes, step bytes, T_step = B / beta, tokens/s, speedup, AI."""
     a, ev = catalog.assumptions, catalog.evaluation

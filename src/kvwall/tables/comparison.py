@@ -6,7 +6,7 @@ from __future__ import annotations
 from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import effective_kv_bytes, kv_bytes_per_token, traffic_compression
 from kvwall.model.regimes import speedup
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 from kvwall.inputs.reported import load_reported
 from kvwall.model.roofline import step_kv_bytes, step_weight_bytes
 from kvwall.inputs.specs import Technique
@@ -29,6 +29,7 @@ def _compression_label(t: Technique, compression: float, sharing: float) -> str:
     return f"{compression:.0f}×" if float(compression).is_integer() else f"{compression:.1f}×"
 
 
+@keyed("technique_id")
 def speedups(catalog: Catalog, selections: dict) -> Table:
     """c = (w / w_q) / r, KV footprint (Eq. 2) and decode speedup S(c) (Eq. for S) at W1 and W2 per method."""
     a, model = catalog.assumptions, catalog.model
@@ -71,6 +72,7 @@ def speedups(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("technique_id")
 def operating_points(catalog: Catalog, selections: dict) -> Table:
     """The configuration each method is represented by (config/techniques.yaml): domain, w_q, r, codec, losslessness."""
     return Table(
@@ -94,6 +96,7 @@ def operating_points(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("technique_id")
 def quality(catalog: Catalog, selections: dict) -> Table:
     """Quality deltas as each method's paper reports them (within-paper, not cross-comparable; SoK App. C)."""
     reported = load_reported(catalog.files["reported"])
@@ -113,6 +116,7 @@ def quality(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("technique_id")
 def paper_view(catalog: Catalog, selections: dict) -> Table:
     """Table 7 as the paper prints it, each column marked derived, assumption or reported."""
     derived, assumed, reported = speedups(catalog, selections), operating_points(catalog, selections), quality(catalog, selections)

@@ -5,12 +5,13 @@ from __future__ import annotations
 from kvwall.inputs.catalog import Catalog
 from kvwall.model.regimes import capacity_crossover as s_cap
 from kvwall.model.regimes import traffic_crossover as s_star
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 from kvwall.model.roofline import resident_weight_bytes, step_weight_bytes
 
 _KEYS = (Column("model_id", "id", printed=False), Column("model", "Model"))
 
 
+@keyed("model_id")
 def traffic_crossover(catalog: Catalog, selections: dict) -> Table:
     """s*(b) = P w_p / (b 2 L n_kv d_h w_kv) per model and batch (SoK Eq. for s*, Table 4)."""
     a = catalog.assumptions
@@ -32,6 +33,7 @@ def traffic_crossover(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("model_id", "device_id")
 def capacity_crossover(catalog: Catalog, selections: dict) -> Table:
     """s_cap = (HBM - P w_p) / (2 L n_kv d_h w_kv) at batch 1, per model and device (SoK section 3.4).
 

@@ -10,12 +10,13 @@ from kvwall.model.capacity import device_regime
 from kvwall.formats import format_value
 from kvwall.model.fitting import DEVICE_COUNTS, candidate_deployments, holds_batch
 from kvwall.model.step_time import device_step
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 
 #: The workloads the table sizes deployments for (SoK Table 6: the batch-size lever).
 WORKLOADS = ("w1", "w2")
 
 
+@keyed("model_id", "device_id", "workload_id")
 def deployments(catalog: Catalog, selections: dict) -> Table:
     """The smallest deployment per model, device and workload, in the model's checkpoint format where recorded."""
     a, serving = catalog.assumptions, load_serving_inputs(catalog)

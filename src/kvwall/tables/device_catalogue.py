@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.specs import Device
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 
 
 def _link(device: Device) -> str:
@@ -22,6 +22,7 @@ def _spec_rate(device: Device, precision: str) -> float | None:
     return given.value if given is not None and given.evidence == "spec" else None
 
 
+@keyed("device_id")
 def device_catalogue(catalog: Catalog, selections: dict) -> Table:
     """All devices of the catalogue, whatever the paper's Table 3 selects."""
     return Table(

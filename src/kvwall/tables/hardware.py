@@ -4,7 +4,7 @@ R_inf of section 3.3, Corollary 1."""
 from __future__ import annotations
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 from kvwall.model.roofline import partition_bandwidth, pinned_bandwidth, ridge_point, striped_bandwidth, token_rate_ceiling
 
 TITLE = "Table 3. Hardware specification of the benchmarked accelerators"
@@ -15,6 +15,7 @@ def _devices(catalog: Catalog, selections: dict):
     return [catalog.devices[d] for d in selections["table3_devices"]]
 
 
+@keyed("device_id")
 def specs(catalog: Catalog, selections: dict) -> Table:
     """Package, HBM capacity, aggregate bandwidth and dense compute as the datasheets give them."""
     return Table(
@@ -39,6 +40,7 @@ def specs(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("device_id")
 def ridge(catalog: Catalog, selections: dict) -> Table:
     """beta_part = beta_agg / partitions and I* = F_bf16 / beta_agg (SoK Table 3)."""
     precision = catalog.assumptions.compute_precision
@@ -60,6 +62,7 @@ def ridge(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("device_id")
 def paper_view(catalog: Catalog, selections: dict) -> Table:
     """Table 3 as the paper prints it, each column marked spec or derived."""
     spec, derived = specs(catalog, selections), ridge(catalog, selections)
@@ -73,6 +76,7 @@ def paper_view(catalog: Catalog, selections: dict) -> Table:
     )
 
 
+@keyed("device_id", "layout")
 def placement_ceilings(catalog: Catalog, selections: dict) -> Table:
     """R_inf = beta_eff / (2 L n_kv d_h w_kv) for striped and pinned pages (SoK section 3.3, Corollary 1)."""
     model, w_kv = catalog.model, catalog.assumptions.kv_bytes_per_element

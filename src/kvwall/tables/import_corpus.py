@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Mapping
 from kvwall.inputs.hf_import import ImportRefused, hf_id_from_path, load_imported, read_config
 from kvwall.inputs.loader import SpecError
 from kvwall.model.footprint import kv_bytes
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 
 if TYPE_CHECKING:
     from kvwall.inputs.catalog import Catalog
@@ -42,6 +42,7 @@ def _row(model: Model, w_kv: float) -> dict:
     return {**row, "layers": " + ".join(_group(g) for g in model.attention.groups), "state": state}
 
 
+@keyed("file")
 def import_corpus(catalog: Catalog, configs: list[Path], published: Mapping[str, Sourced]) -> Table:
     """Every config of the corpus imported, or the key and reason it is refused; no config at all is an error."""
     if not configs:

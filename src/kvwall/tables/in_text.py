@@ -8,7 +8,7 @@ from __future__ import annotations
 from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import capacity_compression, kv_bytes, kv_bytes_per_token, traffic_compression
 from kvwall.model.regimes import speedup
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 from kvwall.model.roofline import (
     intensity_long_context_limit,
     intensity_short_context_limit,
@@ -39,6 +39,7 @@ def _table(id_: str, title: str, caption: str, rows: list[dict]) -> Table:
     return Table(id=id_, title=title, caption=caption, columns=_COLUMNS, rows=tuple(rows))
 
 
+@keyed("id")
 def footprint_examples(catalog: Catalog, selections: dict) -> Table:
     """SoK sections 1.2 and 2.1: bytes per token, weights, and one sequence's KV at 128k and 1M tokens."""
     a, m = catalog.assumptions, catalog.model
@@ -59,6 +60,7 @@ def footprint_examples(catalog: Catalog, selections: dict) -> Table:
                   f"{m.name} in {a.kv_dtype.upper()}; 128k = {128 * k:,.0f} tokens.", rows)
 
 
+@keyed("id")
 def intensity_limits(catalog: Catalog, selections: dict) -> Table:
     """SoK sections 1.1 and 3.2: the short- and long-context limits of AI against the ridge points."""
     a, m = catalog.assumptions, catalog.model
@@ -79,6 +81,7 @@ def intensity_limits(catalog: Catalog, selections: dict) -> Table:
                   f"{m.name}; lim s→0 AI = 2b/w_p and lim s→∞ AI = 2g/w_kv, independent of batch.", rows)
 
 
+@keyed("id")
 def placement_gaps(catalog: Catalog, selections: dict) -> Table:
     """SoK section 3.3: striped over pinned bandwidth per multi-partition device, and link rates against HBM (section 2.5)."""
     rows = []
@@ -92,6 +95,7 @@ def placement_gaps(catalog: Catalog, selections: dict) -> Table:
                   "Bandwidth ratios that bound what placement and remote tiers can deliver.", rows)
 
 
+@keyed("id")
 def prefix_sharing(catalog: Catalog, selections: dict) -> Table:
     """SoK W3 and App. A: sharing factor, stored bytes and the warm-TTFT ratio from causal prefill FLOPs."""
     a, m, w = catalog.assumptions, catalog.model, catalog.workloads["w3"]
@@ -107,6 +111,7 @@ def prefix_sharing(catalog: Catalog, selections: dict) -> Table:
                   f"{w.batch} requests, {w.shared_prefix / a.tokens_per_k:g}k shared prefix p plus {unique / a.tokens_per_k:g}k unique u each.", rows)
 
 
+@keyed("id")
 def reuse(catalog: Catalog, selections: dict) -> Table:
     """SoK section 4.5, W4: recomputing a context's KV by prefill against fetching it over a link, with and without a codec."""
     a, m, d, w = catalog.assumptions, catalog.model, catalog.device, catalog.workloads["w4"]
@@ -126,6 +131,7 @@ def reuse(catalog: Catalog, selections: dict) -> Table:
                   f"Prefill model FLOP utilization {a.prefill_mfu:g} (assumption); causal attention FLOPs counted exactly.", rows)
 
 
+@keyed("id")
 def combinations(catalog: Catalog, selections: dict) -> Table:
     """SoK sections 2.6, 3.5 and 4.6: how byte factors combine, and the same compression on either side of s*."""
     a, m = catalog.assumptions, catalog.model

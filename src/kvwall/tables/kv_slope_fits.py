@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 
 TABLE_ID = "kv_slope_fits"
 
@@ -47,6 +47,7 @@ def _ceiling(entry: dict, kernel: str) -> float | None:
     return ceiling["bandwidth_gb_per_s"] if ceiling and kernel in ceiling["applies_to"] else None
 
 
+@keyed("record", "device", "kernel")
 def kv_slope_table(records: Sequence[tuple[str, dict]]) -> Table:
     """Every kernel's fit in every record, in record then device then kernel order."""
     rows = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.specs import Model
 from kvwall.model.footprint import kv_bytes_per_token, kv_bytes_per_token_beyond_window
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 
 
 def _layer_kinds(model: Model) -> str:
@@ -17,6 +17,7 @@ def _layer_kinds(model: Model) -> str:
     return " + ".join(parts)
 
 
+@keyed("model_id")
 def model_catalogue(catalog: Catalog, selections: dict) -> Table:
     """All models of the catalogue, whatever the paper's tables select."""
     w_kv = catalog.assumptions.kv_bytes_per_element

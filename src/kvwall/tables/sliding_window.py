@@ -6,9 +6,10 @@ from __future__ import annotations
 from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.formats import format_value
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 
 
+@keyed("model_id")
 def sliding_window_footprint(catalog: Catalog, selections: dict) -> Table:
     """Table 1's models that have window layers: KV per token below and beyond the window, and per sequence."""
     w_kv = catalog.assumptions.kv_bytes_per_element

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 
 
+@keyed("domain_id")
 def domains(catalog: Catalog, selections: dict) -> Table:
     """The taxonomy as configured: mechanism, scaled factor, losslessness and representative methods."""
     return Table(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 
 _SOURCE = "ai-dynamo/aiconfigurator silicon_sample.csv @095f58a51 (Apache-2.0), data/reported/serving-measurements.csv"
 
@@ -44,6 +44,7 @@ _MEASURED = (
 )
 
 
+@keyed("id")
 def measurements(rows: pd.DataFrame) -> Table:
     """Every serving measurement as read: its keys and the two reported times."""
     return Table(
@@ -79,6 +80,7 @@ _BOUNDS = (
 )
 
 
+@keyed("id")
 def bounds(points: pd.DataFrame) -> Table:
     """Per measured point: the deployment understood, the bounds, the estimate, realizations and regime."""
     frame = points.assign(layout=layout_label(points).where(points["tp"].notna(), None))
@@ -120,6 +122,7 @@ def realization_summary(points: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
+@keyed("backend", "device")
 def realization(points: pd.DataFrame) -> Table:
     """The median realization of the TPOT and TTFT bounds per engine and device."""
     return Table(
@@ -154,6 +157,7 @@ _FITS = (
 )
 
 
+@keyed("model", "device", "backend", "weight_format", "mode", "layout", "isl", "osl")
 def gap_fits(fits: pd.DataFrame) -> Table:
     """The two-term fit per group of points that differ only in concurrency."""
     frame = fits.assign(layout=layout_label(fits)) if not fits.empty else fits.assign(layout=None)
@@ -184,9 +188,12 @@ _CLAIM = (
     Column("speedup_realized", "Measured over predicted", "derived", "fixed2", "ratio"),
     Column("regime_wide", "Regime before", "derived"),
     Column("regime_narrow", "Regime after", "derived"),
+    Column("id_wide", "Id of the wider point", printed=False),  # the pair's two measurements: the row's key
+    Column("id_narrow", "Id of the narrower point", printed=False),
 )
 
 
+@keyed("id_wide", "id_narrow")
 def format_claim(pairs: pd.DataFrame) -> Table:
     """Measured against predicted speedup of a narrower weight format, with the regime of each point."""
     return Table(

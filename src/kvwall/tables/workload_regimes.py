@@ -6,7 +6,7 @@ import math
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.model.regimes import capacity_crossover, regime, traffic_crossover
-from kvwall.render import Column, Table
+from kvwall.render import Column, Table, keyed
 from kvwall.model.roofline import resident_weight_bytes, step_weight_bytes
 from kvwall.model.workloads import stored_kv_bytes
 
@@ -16,6 +16,7 @@ def _traffic_side(context: float, s_star: float) -> str:
     return "weight-dominated" if context < s_star else "KV-dominated"
 
 
+@keyed("workload_id")
 def workloads(catalog: Catalog, selections: dict) -> Table:
     """Each workload's s*(b) and s_cap on the evaluation device, its regime, and the devices its bytes need."""
     a, model, device = catalog.assumptions, catalog.model, catalog.device

@@ -1,6 +1,7 @@
 """The validation figures: measured serving points (reported) beside the bounds kvwall derives for them.
 
-Each module draws one figure from a kvwall.validation.run.Validation and the rows it was made from.
+Each module draws one figure from a kvwall.validation.run.Validation, the rows it was made from and the catalogue
+(the names of its models and devices: a figure shows names, never ids).
 """
 
 #: Figure file stem -> module of this package that draws it.
@@ -10,3 +11,16 @@ SERVING_FIGURES = {
     "serving_gap_fits": "gap",
     "serving_format_claim": "format_claim",
 }
+
+#: How each engine (the measurements' backend) is named in a figure.
+ENGINE_NAMES = {"sglang": "SGLang", "trtllm": "TensorRT-LLM", "vllm": "vLLM"}
+
+
+def engine_name(backend: str) -> str:
+    """An engine's name; an engine not listed keeps its id."""
+    return ENGINE_NAMES.get(backend, backend)
+
+
+def tick_name(name: str) -> str:
+    """A device's name as a tick label: a qualifier in brackets on a line of its own ('GB200\\n(per GPU)')."""
+    return name.replace(" (", "\n(", 1)

@@ -9,14 +9,16 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from kvwall.figures.serving.realization import ENGINE_COLORS, OTHER_ENGINE
+from kvwall.figures.serving import tick_name
 from kvwall.figures.style import new_figure, settle
+from kvwall.inputs.catalog import Catalog
 from kvwall.validation.run import Validation
 
 #: Fits drawn: those that explain the group (R^2 at least this) with a positive slope.
 MIN_R_SQUARED = 0.9
 
 
-def draw(validation: Validation, rows: pd.DataFrame) -> Figure:
+def draw(validation: Validation, rows: pd.DataFrame, catalog: Catalog) -> Figure:
     fits = validation.fits
     fits = fits[(fits["r_squared"] >= MIN_R_SQUARED) & (fits["kv_slope_ms_per_gb"] > 0)]
     engines = sorted(fits["backend"].unique())
@@ -37,7 +39,7 @@ def draw(validation: Validation, rows: pd.DataFrame) -> Figure:
         (left, "1/b over datasheet HBM bandwidth", "Effective KV bandwidth, share of the datasheet's"),
         (right, "a over one weight read", "Fixed cost per step, in weight reads"),
     ):
-        ax.set_xticks(range(len(devices)), devices, fontsize=7)
+        ax.set_xticks(range(len(devices)), [tick_name(catalog.devices[d].name) for d in devices], fontsize=7)
         ax.axhline(1.0, color="black", lw=0.8, ls="--")
         ax.set_yscale("log")
         ax.set_ylabel(label)

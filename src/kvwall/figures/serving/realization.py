@@ -6,17 +6,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
+from kvwall.figures.serving import engine_name, tick_name
 from kvwall.figures.style import new_figure, settle
+from kvwall.inputs.catalog import Catalog
 from kvwall.validation.run import Validation
 
 
 #: One colour per engine, fixed so that an engine added later changes no other's.
 ENGINE_COLORS = {"sglang": "#1b9e77", "trtllm": "#d95f02", "vllm": "#7570b3"}
 OTHER_ENGINE = "#7f7f7f"
+#: Opacity of an engine's box (its points show through).
+BOX_ALPHA = 0.6
 
 
-def draw(validation: Validation, rows: pd.DataFrame) -> Figure:
+def draw(validation: Validation, rows: pd.DataFrame, catalog: Catalog) -> Figure:
     understood = validation.understood
     engines = sorted(understood["backend"].unique())
     devices = sorted(understood["device"].unique())
@@ -31,14 +36,14 @@ def draw(validation: Validation, rows: pd.DataFrame) -> Figure:
                 continue
             position = j + (i - (len(engines) - 1) / 2) * width
             ax.boxplot([values.to_numpy()], positions=[position], widths=width * 0.9, patch_artist=True, showfliers=False,
-                       boxprops={"facecolor": engine_colors[engine], "alpha": 0.6}, medianprops={"color": "black"})
+                       boxprops={"facecolor": engine_colors[engine], "alpha": BOX_ALPHA}, medianprops={"color": "black"})
             jitter = np.linspace(-width * 0.3, width * 0.3, values.size)
             ax.plot(position + jitter, values.to_numpy(), ".", ms=2, color=engine_colors[engine], alpha=0.5)
     ax.axhline(1.0, color="black", lw=0.8, ls="--")
-    ax.set_xticks(range(len(devices)), devices)
+    ax.set_xticks(range(len(devices)), [tick_name(catalog.devices[d].name) for d in devices])
     ax.set_ylabel("TPOT bound / measured")
     ax.set_ylim(bottom=0)
-    fig.legend(handles=[ax.plot([], [], "s", color=engine_colors[e], label=e)[0] for e in engines], fontsize=7,
+    fig.legend(handles=[Patch(facecolor=engine_colors[e], alpha=BOX_ALPHA, label=engine_name(e)) for e in engines], fontsize=7,
                loc="outside right upper", title="engine", title_fontsize=7)
     ax.set_title("TPOT bound over measured TPOT, per engine and device", fontsize=9)
     return settle(fig)

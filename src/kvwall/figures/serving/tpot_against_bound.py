@@ -7,7 +7,9 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.figure import Figure
 
+from kvwall.figures.serving import engine_name
 from kvwall.figures.style import EVIDENCE_COLORS, new_figure, settle
+from kvwall.inputs.catalog import Catalog
 from kvwall.validation.gap import GROUP
 from kvwall.validation.run import Validation
 
@@ -33,7 +35,7 @@ def chosen_groups(points: pd.DataFrame) -> list[pd.DataFrame]:
     return chosen
 
 
-def draw(validation: Validation, rows: pd.DataFrame) -> Figure:
+def draw(validation: Validation, rows: pd.DataFrame, catalog: Catalog) -> Figure:
     understood = validation.understood.assign(tpot_ms=rows["silicon_tpot_ms"])
     groups = chosen_groups(understood)
     fig = new_figure(3.0 * max(len(groups), 1) + 1.6, 3.4, "derived bounds, reported measurements")
@@ -45,16 +47,18 @@ def draw(validation: Validation, rows: pd.DataFrame) -> Figure:
         ax.plot(x, group["tpot_bound_ms"], "s--", color=EVIDENCE_COLORS["derived"], label="lower bound (derived)")
         ax.plot(x, group["tpot_estimate_ms"], ":", color=EVIDENCE_COLORS["derived"], label="estimate (derived)")
         capped = group[group["running_batch"] < group["in_flight"]]
-        ax.plot(capped["in_flight"], capped["tpot_bound_ms"], "s", mfc="white", color=EVIDENCE_COLORS["derived"],
-                label="fewer fit than in flight")
+        if not capped.empty:  # a legend entry only where some panel draws one
+            ax.plot(capped["in_flight"], capped["tpot_bound_ms"], "s", mfc="white", color=EVIDENCE_COLORS["derived"],
+                    label="fewer fit than in flight")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("requests in flight")
         ax.set_ylabel("TPOT (ms)")
         ax.set_ylim(bottom=0)
-        ax.set_title(f"{first['model']}, {first['device']}, {first['backend']}\n{first['weight_format']} weights, "
+        ax.set_title(f"{catalog.models[first['model']].name} on {catalog.devices[first['device']].name}, "
+                     f"{engine_name(first['backend'])}\n{first['weight_format'].upper()} weights, "
                      f"{int(first['isl'])} in / {int(first['osl'])} out", fontsize=8)
         ax.grid(alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=7, loc="outside right upper")
+    entries = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
+    fig.legend(list(entries.values()), list(entries), fontsize=7, loc="outside right upper")
     fig.suptitle("Measured TPOT against the hardware's bound (bound: derived; measured: reported)", fontsize=9)
     return settle(fig)

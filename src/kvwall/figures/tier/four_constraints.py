@@ -15,6 +15,7 @@ from matplotlib.patches import FancyBboxPatch
 
 from kvwall.figures.layout import wrap_to_width
 from kvwall.figures.style import new_figure, settle
+from kvwall.tier.inputs import TierSpecs
 
 STATUS_COLORS = {"RELIEVED": "#2ca02c", "UNCHANGED": "#7f7f7f", "CREATED": "#d62728"}
 FOOTER = "Analytical model — CANONICAL-NUMBERS.md §4/§5"
@@ -55,13 +56,15 @@ def quoted_ids(figure: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def cards(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> tuple[Card, ...]:
-    """The four cards, their numbers quoted (display strings) from the canonical numbers."""
+def cards(numbers: Mapping[str, dict], figure: Mapping[str, str], scenarios: Mapping[str, str]) -> tuple[Card, ...]:
+    """The four cards, their numbers quoted (display strings) from the canonical numbers, each scenario named by
+    ``scenarios`` (scenario id -> the words a reader is shown) instead of its id."""
     q = {role: numbers[number_id]["display"] for role, number_id in quoted_ids(figure).items()}
+    name = {role: scenarios[figure[role]] for role in ("capacity", "ingress", "hiding")}
     return (
         Card("Capacity", "RELIEVED", "More sequences want their KV resident than HBM can hold. Easing this is the purpose of a tier.",
              "derived",
-             f"{figure['capacity']}: {q['seq_without']} → {q['seq_with']} sequences of {q['context']} resident "
+             f"{name['capacity']}: {q['seq_without']} → {q['seq_with']} sequences of {q['context']} resident "
              f"with a {q['tier_capacity']} tier."),
         Card("HBM-side bandwidth", "UNCHANGED", "Every decode step, attention reads the whole active KV from HBM, "
              "wherever that KV waits between steps.", "",
@@ -69,11 +72,11 @@ def cards(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> tuple[Card,
              f"[reported]; {q['slope_apart']} apart [derived]: the kernel does not fix it, nor does capacity behind HBM."),
         Card("Tier-ingress bandwidth", "CREATED", "The KV kept behind the link has to come across as fast as the decode "
              "set consumes it: one aggregate rate (sustainability).", "derived",
-             f"{figure['ingress']}: at most {q['max_fraction']} of the active KV can sit behind a {q['ingress_link']} link "
+             f"{name['ingress']}: at most {q['max_fraction']} of the active KV can sit behind a {q['ingress_link']} link "
              f"without slowing a {q['ingress_step']} step."),
         Card("Transfer latency", "CREATED", "Every single transfer has a deadline, the layer that needs it (hiding); "
              "meeting the aggregate rate does not meet it.", "derived",
-             f"{figure['hiding']} at {q['hiding_link']}: {q['hiding_required']} needed, so the rate holds, yet "
+             f"{name['hiding']}, at {q['hiding_link']}: {q['hiding_required']} needed, so the rate holds, yet "
              f"{q['hiding_late']} of {q['hiding_transfers']} transfers arrive late: {q['hiding_stall']} of stalls at "
              f"{q['hiding_utilization']} link use."),
     )
@@ -111,7 +114,7 @@ def _flow(axis) -> None:
 
 def _cards(axis, items: tuple[Card, ...]) -> None:
     axis.text(0.43, 0.86, "What a tier does to each constraint", fontsize=8.5, weight="bold")
-    top, height, gap = 0.83, 0.175, 0.012
+    top, height, gap = 0.83, 0.17, 0.024  # the gap wider than the boxes' rounded padding, so no two touch
     for i, card in enumerate(items):
         y = top - (i + 1) * height - i * gap
         color = STATUS_COLORS[card.status]
@@ -125,8 +128,15 @@ def _cards(axis, items: tuple[Card, ...]) -> None:
         wrap_to_width(axis.text(0.445, y + 0.012, quote, fontsize=6.8, va="bottom", color="#303030", style="italic"), 0.52)
 
 
-def draw(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> Figure:
-    """Figure 3.1 from the canonical numbers (by id) and the scenario roles of config/tiers.yaml."""
+def scenario_names(tiers: TierSpecs) -> dict[str, str]:
+    """Each scenario of config/tiers.yaml as the figure names it: its description ('W1; one transfer per layer')
+    as a phrase, and its model and device."""
+    return {scenario_id: f"{spec.description.replace('; ', ', ', 1)} ({spec.model.name} on {spec.device.name})"
+            for scenario_id, spec in tiers.scenarios.items()}
+
+
+def draw(numbers: Mapping[str, dict], tiers: TierSpecs) -> Figure:
+    """Figure 3.1 from the canonical numbers (by id) and the scenarios config/tiers.yaml names for each role."""
     fig = new_figure(10.0, 6.4, "derived; reported where marked")
     axis = fig.add_subplot()
     axis.set_axis_off()
@@ -138,7 +148,7 @@ def draw(numbers: Mapping[str, dict], figure: Mapping[str, str]) -> Figure:
     axis.text(0.03, 0.915, "Each binds on its own: a tier eases one, leaves one as it was and adds two.",
               fontsize=8, va="top", color="#404040")
     _flow(axis)
-    _cards(axis, cards(numbers, figure))
+    _cards(axis, cards(numbers, tiers.figure, scenario_names(tiers)))
     wrap_to_width(axis.text(0.03, 0.035, "With a tier the limit moves from holding KV to moving it, and moving it has two "
                             "separate conditions: sustainability (the aggregate rate) and hiding (each transfer's deadline).",
                             fontsize=7.5, va="bottom"), 0.94)

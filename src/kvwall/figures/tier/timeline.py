@@ -55,8 +55,8 @@ def draw(tiers: TierSpecs) -> Figure:
         tightest = int((each.times - each.windows).argmax())
         title = (f"{link.name}, {in_unit(link.bandwidth, 'GB/s'):g} GB/s: sustainability "
                  f"{'holds' if aggregate.holds else 'fails'} ({in_unit(aggregate.required_rate, 'GB/s'):.1f} GB/s needed); "
-                 f"hiding {'holds' if each.all_hidden else 'fails'} (a transfer takes {in_unit(each.times[tightest], 'us'):.0f} us "
-                 f"against a {in_unit(each.windows[tightest], 'us'):.0f} us window)\n"
+                 f"hiding {'holds' if each.all_hidden else 'fails'} (a transfer takes {in_unit(each.times[tightest], 'us'):.0f} µs "
+                 f"against a {in_unit(each.windows[tightest], 'us'):.0f} µs window)\n"
                  f"simulated: {timeline.late_transfers} of {len(timeline.layers)} transfers late, "
                  f"{_ms(timeline.stall_time):.2f} ms of stalls, link {timeline.link_utilization:.0%} busy")
         _panel(axis, timeline, title, x_limit)
@@ -65,6 +65,6 @@ def draw(tiers: TierSpecs) -> Figure:
                ((ON_TIME, "transfer on time"), (LATE, "transfer late"), (COMPUTE, "layer compute"), (STALL, "stall"))]
     handles.append(Line2D([], [], color="black", linewidth=0.6, label="deadline of a transfer"))
     fig.legend(handles=handles, loc="outside lower center", ncols=5, fontsize=7)
-    fig.suptitle(f"Sustainability against hiding, scenario {scenario_id} ({spec.model.name} on {spec.device.name}): "
-                 f"{spec.description}", fontsize=9)
+    fig.suptitle(f"Sustainability against hiding, {spec.model.name} on {spec.device.name}: "
+                 f"{spec.description.replace('; ', ', ', 1)}", fontsize=9)
     return settle(fig)
