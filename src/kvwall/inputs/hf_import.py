@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from kvwall.inputs.quantization import PartLayout, checkpoint_formats
+
 #: Architectures (``model_type`` of the language model) and the attention each caches.
 GQA_TYPES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "minimax_m2", "mimo", "qwen3_vl_text",
              "qwen3_vl_moe_text", "gpt_oss"}
@@ -79,36 +81,6 @@ def _read_json(path: Path) -> dict:
     if not isinstance(document, dict):
         raise ImportRefused(path, "(file)", "not a JSON object")
     return document
-
-
-#: Names the published configs give formats that kvwall.units.STORAGE_FORMATS names otherwise.
-_FORMAT_NAMES = {"nvfp4": "fp4"}
-
-
-def weight_format(config: Mapping, quant: Mapping | None) -> tuple[str, str]:
-    """The checkpoint's stored weight format, as kvwall.units names it, and the key it was read from."""
-    name, key = _weight_format_as_given(config, quant)
-    return _FORMAT_NAMES.get(name, name), key
-
-
-def _weight_format_as_given(config: Mapping, quant: Mapping | None) -> tuple[str, str]:
-    if quant is not None:
-        algo = quant.get("quantization", {}).get("quant_algo")
-        if algo:
-            return algo.lower().replace("w4a16_", ""), "hf_quant_config.json: quantization.quant_algo"
-    q = config.get("quantization_config")
-    if isinstance(q, dict):
-        if q.get("quant_method") == "fp8":
-            return "fp8", "quantization_config.quant_method"
-        if q.get("quant_algo"):
-            return str(q["quant_algo"]).lower(), "quantization_config.quant_algo"
-        for group in q.get("config_groups", {}).values():
-            w = group.get("weights") or {}
-            if w.get("num_bits"):
-                return f"{w.get('type', 'int')}{w['num_bits']}", "quantization_config.config_groups.weights.num_bits"
-        return str(q.get("quant_method")), "quantization_config.quant_method"
-    dtype = config.get("torch_dtype") or config.get("dtype") or "bfloat16"
-    return {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(dtype, dtype), "torch_dtype"
 
 
 class _Reader:
@@ -353,8 +325,14 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
 
     keys_used = dict(r.used)
     entry["source"] = model_id
-    entry["weight_format"], format_key = weight_format(config, quant)
-    notes.append(f"weight_format read from {format_key}")
+    ffn_only = sum(g["layers"] for g in groups if g["kind"] == "none")
+    layout = PartLayout.of(L, moe["dense_layers"] if moe else None, bool(moe and moe["shared_experts"]), tied, ffn_only)
+    formats = checkpoint_formats(path, config, quant, layout)
+    entry["weight_format"] = formats.entry
+    if formats.kv is not None:
+        entry["kv_format"] = formats.kv
+    notes.append(f"weight_format read from {formats.read_from}")
+    notes += formats.notes
     entry["attention"] = attention
     entry["n_layers"] = q(L, "num_hidden_layers")
     entry["n_q_heads"] = q(n_q, "num_attention_heads")
