@@ -37,15 +37,15 @@ def panel_bounds(inputs: FigureInputs, model_id: str, device_id: str, tp: int, d
     fit at every context, for one panel; weights in the checkpoint's format where the model records one."""
     catalog = inputs.catalog
     model, device = catalog.models[model_id], catalog.devices[device_id]
-    a, usable = catalog.assumptions, load_serving_inputs(catalog).usable_memory_fraction
+    a, memory = catalog.assumptions, load_serving_inputs(catalog).memory()
     d = checked_deployment(model, Deployment(tp * dp, tp, 1, ep, dp, model.weight_format or a.weight_dtype, a.kv_dtype))
     low, high = CONTEXTS[0], CONTEXTS[-1]
-    s_cap = np.clip(np.full_like(BATCHES, float(deployment_capacity_crossover(model, d, device.hbm_capacity, usable))),
+    s_cap = np.clip(np.full_like(BATCHES, float(deployment_capacity_crossover(model, d, device.hbm_capacity, memory))),
                     low, high)
     kv_floor = np.clip(np.minimum(device_traffic_crossover(model, d, BATCHES), s_cap), low, high)
     regions = {WEIGHT_BOUND: (np.full_like(s_cap, low), kv_floor), KV_BOUND: (kv_floor, s_cap),
                CAPACITY_BOUND: (s_cap, np.full_like(s_cap, high))}
-    return model, device, d, regions, sequences_that_fit(model, d, CONTEXTS, device.hbm_capacity, usable)
+    return model, device, d, regions, sequences_that_fit(model, d, CONTEXTS, device.hbm_capacity, memory)
 
 
 def draw(inputs: FigureInputs) -> Figure:
@@ -64,7 +64,7 @@ def draw(inputs: FigureInputs) -> Figure:
         ax.set_xlim(BATCHES[0], BATCHES[-1])
         ax.set_ylim(CONTEXTS[0], CONTEXTS[-1])
         token_axis(ax.yaxis)
-        ax.set_title(f"{model.name}, {d.label}\n{d.devices} x {device.name}, {d.weight_format}", fontsize=7)
+        ax.set_title(f"{model.name}, {d.label}\n{d.devices} x {device.name}, {d.weight_formats.short}", fontsize=7)
         ax.set_xlabel("batch b", fontsize=7)
         ax.tick_params(labelsize=6)
     for ax in axes[:, 0]:
