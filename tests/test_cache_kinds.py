@@ -9,9 +9,10 @@ import pytest
 from kvwall.inputs.deployment import Deployment
 from kvwall.inputs.loader import SpecError, load_user_specs
 from kvwall.inputs.specs import LatentAttention, LayerGroup, LayerStack
+from kvwall.inputs.engines import EngineMemory
 from kvwall.model.capacity import deployment_capacity_crossover
 from kvwall.model.footprint import context_holding, kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
-from kvwall.model.sharding import kv_bytes_per_device
+from kvwall.model.sharding import kv_bytes_per_device, resident_weight_bytes_per_device
 from kvwall.model.workloads import prefill_flops
 
 BF16 = 2.0
@@ -88,7 +89,10 @@ def test_what_one_tensor_rank_holds():
     assert full.on_tensor_rank(8).n_kv_heads == 1
     state = LayerGroup("state", 45, state_elements=1_085_440.0, state_heads=64)
     assert state.on_tensor_rank(4).state_elements == 1_085_440 / 4
-    assert LayerGroup("state", 1, state_elements=10.0).on_tensor_rank(4).state_elements == 10.0  # not split: whole
+    # 64 heads over TP 128: one whole head per rank, 1/64 of the state
+    assert state.on_tensor_rank(128).state_elements == 1_085_440 / 64
+    # heads not given: every TP rank holds its 1/TP share, as the engines shard a layer's state
+    assert LayerGroup("state", 1, state_elements=10.0).on_tensor_rank(4).state_elements == 10.0 / 4
     assert CSA.on_tensor_rank(8) == CSA  # one KV head: replicated
 
 
@@ -103,8 +107,9 @@ def test_a_stack_splits_each_group_its_own_way_over_tensor_parallel_ranks(llama7
     assert float(kv_bytes_per_device(model, d, 1000, 1)) == pytest.approx(15_360 * 1000 + state / 4, rel=1e-15)
     free = 10e9
     s_cap = (free - state / 4) / 15_360
-    hbm = free + float(model.params_nominal) * BF16 / 4  # leaves `free` for KV at fraction 1 (no experts, one stage)
-    assert float(deployment_capacity_crossover(model, d, hbm, 1.0)) == pytest.approx(s_cap, rel=1e-9)
+    hbm = free + resident_weight_bytes_per_device(model, d)  # leaves `free` for KV under a rule that takes it all
+    everything = EngineMemory("trtllm", "free_gpu_memory_fraction", "free", 1.0, "the whole free memory")
+    assert float(deployment_capacity_crossover(model, d, hbm, everything)) == pytest.approx(s_cap, rel=1e-9)
 
 
 COMPRESSED_SPEC = """evidence: spec

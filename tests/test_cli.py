@@ -98,24 +98,25 @@ def test_crossover_llama_3_70b_batch_1(capsys):
 @pytest.mark.parametrize("model", sorted(TABLE4))
 def test_crossover_reproduces_table4(capsys, model):
     answer = run_json(capsys, "crossover", "--model", model)
-    assert [row["batch"]["value"] for row in answer["rows"]] == [1, 8, 32, 128, 256]
-    assert [tokens(row["traffic_crossover"]["value"]) for row in answer["rows"]] == TABLE4[model]
+    assert [row["batch"]["value"] for row in answer["paper_frame"]] == [1, 8, 32, 128, 256]
+    assert [tokens(row["traffic_crossover"]["value"]) for row in answer["paper_frame"]] == TABLE4[model]
 
 
 def test_capacity_crossovers_of_section_3_4(capsys):
-    """488k for Llama-3-8B on H100; 159k for Llama-3-70B on B200 and MI300X; negative on H100 and for 405B."""
+    """488k for Llama-3-8B on H100; 159k for Llama-3-70B on B200 and MI300X; none on H100 and for 405B (the weights
+    alone exceed the HBM: null in JSON, with the reason)."""
     def s_cap(model):
-        return run_json(capsys, "crossover", "--model", model, "--batch", "1")["rows"][0]["capacity_crossover"]
+        return run_json(capsys, "crossover", "--model", model, "--batch", "1")["paper_frame"][0]["capacity_crossover"]
 
     assert kilo_tokens(s_cap("llama-3-8b")["h100-sxm"]["value"]) == "488k"
     seventy = s_cap("llama-3-70b")
     assert [kilo_tokens(seventy[d]["value"]) for d in ("b200", "mi300x")] == ["159k", "159k"]
-    assert seventy["h100-sxm"]["value"] < 0
-    assert all(q["value"] < 0 for d, q in s_cap("llama-3.1-405b").items() if d in ("h100-sxm", "b200", "mi300x"))
+    assert seventy["h100-sxm"]["value"] is None and seventy["h100-sxm"]["basis"].endswith("the weights alone exceed the memory")
+    assert all(q["value"] is None for d, q in s_cap("llama-3.1-405b").items() if d in ("h100-sxm", "b200", "mi300x"))
 
 
 def test_capacity_crossover_shrinks_as_one_over_batch(capsys):
-    rows = run_json(capsys, "crossover", "--model", "llama-3-8b", "--device", "h100-sxm", "--batch", "1", "4")["rows"]
+    rows = run_json(capsys, "crossover", "--model", "llama-3-8b", "--device", "h100-sxm", "--batch", "1", "4")["paper_frame"]
     assert rows[0]["capacity_crossover"]["h100-sxm"]["value"] == pytest.approx(4 * rows[1]["capacity_crossover"]["h100-sxm"]["value"])
 
 
@@ -131,13 +132,15 @@ def regime_answer(capsys, model, device, batch, context, *extra):
     [("b200", 1, WEIGHT_BOUND), ("b200", 32, KV_BOUND), ("h100-sxm", 1, CAPACITY_BOUND), ("h100-sxm", 32, CAPACITY_BOUND)],
 )
 def test_regime_of_llama_3_70b_at_128k(capsys, device, batch, expected):
-    assert regime_answer(capsys, "llama-3-70b", device, batch, "128k")["regime"] == expected
+    assert regime_answer(capsys, "llama-3-70b", device, batch, "128k")["paper_frame"]["regime"] == expected
 
 
 def test_regime_text_names_the_regime_and_the_rules(capsys):
     status, out, _ = run(capsys, "regime", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "1", "--context", "128k")
     assert status == 0
-    assert "Regime: capacity-bound" in out
+    # the deployment's answer heads: 140 GB of weights on one 80 GB H100 need at least 2; the paper frame follows
+    assert out.splitlines()[1].startswith("Regime: does not fit: the weights need at least 2 devices")
+    assert "): regime capacity-bound; AI" in out
     assert "cannot load" in out
     assert "140.0 GB" in out and "80.0 GB" in out
     assert sum(line.startswith(("  [x]", "  [ ]")) for line in out.splitlines()) == 8
@@ -145,7 +148,7 @@ def test_regime_text_names_the_regime_and_the_rules(capsys):
 
 def test_regime_numbers_of_table5_at_128k(capsys):
     """W1: 22.7 ms per step, AI 2.6, INT4 1.21x, 2-bit 1.25x (SoK Table 5, s = 128k)."""
-    numbers = regime_answer(capsys, "llama-3-70b", "b200", 1, "128k")["numbers"]
+    numbers = regime_answer(capsys, "llama-3-70b", "b200", 1, "128k")["paper_frame"]["numbers"]
     assert f"{numbers['step_time']['value'] * 1e3:.1f}" == "22.7"
     assert f"{numbers['arithmetic_intensity']['value']:.1f}" == "2.6"
     assert f"{numbers['speedup_int4']['value']:.2f}" == "1.21"
@@ -156,7 +159,7 @@ def test_regime_numbers_of_table5_at_128k(capsys):
 
 def test_regime_numbers_of_table5_at_512k(capsys):
     """Above the crossover: 38.5 ms, AI 4.8, INT4 1.69x, 2-bit 1.91x, and the batch is sharded over two B200s."""
-    numbers = regime_answer(capsys, "llama-3-70b", "b200", 1, "512k")["numbers"]
+    numbers = regime_answer(capsys, "llama-3-70b", "b200", 1, "512k")["paper_frame"]["numbers"]
     assert f"{numbers['step_time']['value'] * 1e3:.1f}" == "38.5"
     assert f"{numbers['arithmetic_intensity']['value']:.1f}" == "4.8"
     assert [f"{numbers[k]['value']:.2f}" for k in ("speedup_int4", "speedup_int2")] == ["1.69", "1.91"]
@@ -166,13 +169,13 @@ def test_regime_numbers_of_table5_at_512k(capsys):
 
 def test_two_bit_speedup_of_w2_is_table7(capsys):
     """The same 2-bit cache: 1.25x in W1 (b = 1), 4.82x in W2 (b = 32) (SoK Table 7)."""
-    numbers = regime_answer(capsys, "llama-3-70b", "b200", 32, "128k")["numbers"]
+    numbers = regime_answer(capsys, "llama-3-70b", "b200", 32, "128k")["paper_frame"]["numbers"]
     assert f"{numbers['speedup_int2']['value']:.2f}" == "4.82"
 
 
 def test_pinned_pages_halve_the_b200_bandwidth(capsys):
-    striped = regime_answer(capsys, "llama-3-70b", "b200", 1, "128k")["numbers"]
-    pinned = regime_answer(capsys, "llama-3-70b", "b200", 1, "128k", "--placement", "pinned")["numbers"]
+    striped = regime_answer(capsys, "llama-3-70b", "b200", 1, "128k")["paper_frame"]["numbers"]
+    pinned = regime_answer(capsys, "llama-3-70b", "b200", 1, "128k", "--placement", "pinned")["paper_frame"]["numbers"]
     assert pinned["bandwidth"]["value"] == pytest.approx(striped["bandwidth"]["value"] / 2)
     assert pinned["step_time"]["value"] > striped["step_time"]["value"]
 
@@ -184,17 +187,18 @@ def test_design_rules_follow_the_regime(capsys):
         return {r["number"] for r in rules if r["applies"]}
 
     assert applies("b200", 1) == {1, 2, 3, 7, 8}  # below s*: do not compress; stripe the two dies
-    assert applies("b200", 32) == {1, 2, 4, 5, 6, 7, 8}  # above s*: quantize; 1.48 TB needs sharding
-    assert applies("h100-sxm", 1) == {1, 2, 3, 6, 8}  # weights exceed HBM; monolithic
+    assert applies("b200", 32) == {1, 2, 4, 5, 6, 7, 8}  # 1 of 32 fits: quantize, shard; 1.48 TB needs sharding
+    assert applies("h100-sxm", 1) == {1, 2, 6, 8}  # the weights do not fit: shard first; monolithic
 
 
 def test_every_json_number_has_exactly_one_evidence_class(capsys):
-    numbers = regime_answer(capsys, "llama-3-70b", "mi300x", 8, "64k")["numbers"]
-    assert numbers
-    for name, q in numbers.items():
-        assert q["evidence"] in EVIDENCE_CLASSES, name
-        assert isinstance(q["value"], float) and q["unit"] and q["basis"], name
-    assert numbers["hbm_capacity"]["evidence"] == "spec"
+    out = regime_answer(capsys, "llama-3-70b", "mi300x", 8, "64k")
+    for numbers in (out["paper_frame"]["numbers"], out["per_device"]):
+        assert numbers
+        for name, q in numbers.items():
+            assert q["evidence"] in EVIDENCE_CLASSES, name
+            assert isinstance(q["value"], float) and q["unit"] and q["basis"], name
+        assert numbers["hbm_capacity"]["evidence"] == "spec"
 
 
 # ---- user spec files (--specs) --------------------------------------------------------------------------------------
@@ -203,17 +207,18 @@ def test_every_json_number_has_exactly_one_evidence_class(capsys):
 def test_user_specs_add_a_device_and_a_model(capsys):
     """Test-Model: 2 * 10 * 4 * 100 * 2 = 16,000 B/token, 20 GB of weights; s*(1) = 1.25M; s_cap = 80 GB / 16 kB = 5M."""
     answer = run_json(capsys, "crossover", "--specs", USER_SPECS, "--model", "test-model", "--device", "test-accel", "--batch", "1")
-    row = answer["rows"][0]
+    row = answer["paper_frame"][0]
     assert row["traffic_crossover"]["value"] == pytest.approx(1.25e6)
     assert row["capacity_crossover"]["test-accel"]["value"] == pytest.approx(5e6)
     point = regime_answer(capsys, "test-model", "test-accel", 1, "128k", "--specs", USER_SPECS)
-    assert point["regime"] == WEIGHT_BOUND
-    assert point["numbers"]["hbm_capacity"]["basis"] == "kvwall test fixture: invented round numbers"
+    assert point["paper_frame"]["regime"] == point["regime"] == WEIGHT_BOUND
+    assert point["paper_frame"]["numbers"]["hbm_capacity"]["basis"] == "kvwall test fixture: invented round numbers"
 
 
 def test_user_device_with_a_paper_model(capsys):
     """Llama-3-70B's 140 GB of weights do not fit the 100 GB test accelerator."""
-    assert regime_answer(capsys, "llama-3-70b", "test-accel", 1, "8k", "--specs", USER_SPECS)["regime"] == CAPACITY_BOUND
+    point = regime_answer(capsys, "llama-3-70b", "test-accel", 1, "8k", "--specs", USER_SPECS)
+    assert point["paper_frame"]["regime"] == CAPACITY_BOUND and point["regime"] == "does not fit"
 
 
 def _broken_specs(tmp_path, old, new):
@@ -292,7 +297,7 @@ def test_installed_script_answers_and_fails_cleanly(tmp_path):
     assert script is not None
     done = subprocess.run([script, "crossover", "--model", "llama-3-70b", "--batch", "32", "--json"],
                           cwd=REPO, capture_output=True, text=True, check=True)
-    assert tokens(json.loads(done.stdout)["rows"][0]["traffic_crossover"]["value"]) == "13.4k"
+    assert tokens(json.loads(done.stdout)["paper_frame"][0]["traffic_crossover"]["value"]) == "13.4k"
     failed = subprocess.run([script, "regime", "--model", "nope", "--device", "b200", "--batch", "1", "--context", "1k"],
                             cwd=tmp_path, capture_output=True, text=True)
     assert failed.returncode == 2
@@ -315,8 +320,10 @@ def test_grid_agrees_with_the_operating_points(capsys):
                                    np.array([1.0, 32.0]))
     assert [REGIMES[i] for i in grid["regime"]] == [WEIGHT_BOUND, KV_BOUND]
     assert f"{grid['speedup'][1]:.2f}" == "4.82"
-    # TP 4 on B200 at b = 1, s = 128k, memory-bound: (140e9 / 4 + 128,000 x 327,680 / 4) / 8e12
-    assert grid["step_time_bound"][0] == pytest.approx((35e9 + 128_000 * 81_920) / 8e12, rel=1e-12)
+    # TP 4 on B200 at b = 1, s = 128k, memory-bound: (140e9 / 4 - the embedding rows not gathered + 128,000 x
+    # 327,680 / 4) / 8e12; a rank gathers a quarter of the one token's row: (128,256 / 4 - 1 / 4) x 8,192 x 2 B less
+    read = 35e9 - (128_256 / 4 - 1 / 4) * 8192 * 2
+    assert grid["step_time_bound"][0] == pytest.approx((read + 128_000 * 81_920) / 8e12, rel=1e-12)
     assert grid["step_time_estimate"][0] > grid["step_time_bound"][0]
 
 
@@ -347,7 +354,7 @@ def test_regime_takes_the_weight_and_kv_formats_as_stated_assumptions(capsys):
     argv = ["regime", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "1", "--context", "128k",
             "--weight-dtype", "fp8", "--kv-dtype", "fp8", "--json"]
     assert main(argv) == 0
-    numbers = json.loads(capsys.readouterr().out)["numbers"]
+    numbers = json.loads(capsys.readouterr().out)["paper_frame"]["numbers"]
     assert numbers["weight_bytes"]["value"] == 70e9 and "fp8" in numbers["weight_bytes"]["basis"]
     assert numbers["kv_bytes_per_token"]["value"] == 163_840 and "fp8, assumption" in numbers["kv_bytes_per_token"]["basis"]
     assert round(numbers["capacity_crossover"]["value"]) == 61_035
@@ -366,7 +373,7 @@ def test_crossover_and_footprint_take_the_formats_too(capsys):
 def test_regime_takes_the_compute_precision_and_refuses_one_the_device_does_not_list(capsys):
     argv = ["regime", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "64", "--context", "8k", "--json"]
     assert main([*argv, "--compute-precision", "fp8"]) == 0
-    ridge = json.loads(capsys.readouterr().out)["numbers"]["ridge_point"]["value"]
+    ridge = json.loads(capsys.readouterr().out)["paper_frame"]["numbers"]["ridge_point"]["value"]
     assert round(ridge) == 591  # 1,979 TFLOP/s dense FP8 over 3.35 TB/s: twice the BF16 ridge of SoK Table 3
     assert main([*argv, "--compute-precision", "fp4"]) != 0
     assert "H100 SXM lists no dense rate for it (it lists bf16, fp8)" in capsys.readouterr().err

@@ -41,7 +41,7 @@ def test_mla_caches_the_latent(latent):
     assert kv_equation(latent) == "SoK Eq. 1, Table 1 (MLA): L (d_c + d_r) w_kv"
     assert crossover_equation(latent, TRAFFIC_EQUATION) == "SoK section 3.4, Table 4: s*(b) = P w_p / (b L (d_c + d_r) w_kv)"
     assert crossover_equation(latent, CAPACITY_EQUATION) == "SoK section 3.4: s_cap(b) = (HBM - P w_p) / (b L (d_c + d_r) w_kv)"
-    assert intensity_equation(latent) == "SoK section 3.1: b (2P + 4 L n_q d_h s) / (P w_p + b L (d_c + d_r) s w_kv)"
+    assert intensity_equation(latent) == "SoK section 3.1: b (2P + 2 L n_q (2 d_c + d_r) s) / (P w_p + b L (d_c + d_r) s w_kv)"
     assert ceiling_equation(latent, CEILING) == "R_inf = β_eff / (L (d_c + d_r) w_kv) (SoK §3.3)"
     assert for_model(latent, step_kv_formula(latent)) == "b s L (d_c + d_r) w_kv"
 
@@ -69,7 +69,7 @@ def test_an_moe_step_reads_the_experts_its_batch_touches(catalog):
 
 def test_mla_and_moe_together(catalog):
     deepseek = catalog.models["deepseek-v2"]
-    assert intensity_equation(deepseek) == "SoK section 3.1: b (2P_active + 4 L n_q d_h s) / (W(b) + b L (d_c + d_r) s w_kv)"
+    assert intensity_equation(deepseek) == "SoK section 3.1: b (2P_active + 2 L n_q (2 d_c + d_r) s) / (W(b) + b L (d_c + d_r) s w_kv)"
     assert crossover_equation(deepseek, TRAFFIC_EQUATION) == "SoK section 3.4, Table 4: s*(b) = W(b) / (b L (d_c + d_r) w_kv)"
 
 

@@ -189,12 +189,13 @@ def test_a_null_head_dim_is_the_reference_default(tmp_path):
         assert imported.entry["head_dim"]["value"] == expected and any(note in n for n in imported.notes)
 
 
-def test_a_mixed_precision_checkpoint_leaves_its_weight_format_unresolved(catalog):
-    # Qwen3.6-27B-NVFP4: quant_algo MIXED_PRECISION, per-part formats are read elsewhere; the architecture imports
+def test_a_mixed_precision_checkpoint_is_read_part_by_part(catalog):
+    # Qwen3.6-27B-NVFP4: quant_algo MIXED_PRECISION in hf_quant_config.json; of its 401 quantized_layers, the attention
+    # projections are FP8 and the MLPs and lm_head W4A16_NVFP4; the embedding is not listed (bf16, torch_dtype)
     imported = read_config(CORPUS / "nvidia--Qwen3.6-27B-NVFP4_config.json")
-    assert "weight_format" not in imported.entry
-    assert any("'mixed_precision'" in n and "left unresolved" in n for n in imported.notes)
-    assert model(catalog, "nvidia--Qwen3.6-27B-NVFP4").weight_format is None
+    assert imported.entry["weight_format"] == {"attention": "fp8", "dense_mlp": "fp4", "embedding": "bf16", "lm_head": "fp4"}
+    assert any("quantization.quant_algo" in n for n in imported.notes)
+    assert model(catalog, "nvidia--Qwen3.6-27B-NVFP4").weight_format.label == "fp4 (fp8: attention; bf16: embedding)"
 
 
 def broken(tmp_path, name, **changes):

@@ -114,9 +114,10 @@ def test_multimodal_text_config_is_read(catalog):
 
 
 def test_weight_format_from_the_checkpoint():
-    # NVFP4 is kvwall.units' fp4: 4-bit values with an fp8 scale per 16, 4.5 bits.
-    assert read_config(CORPUS / "nvidia--GLM-5-NVFP4_config.json").entry["weight_format"] == "fp4"
-    assert read_config(CORPUS / "deepseek-ai--DeepSeek-V3_config.json").entry["weight_format"] == "fp8"
+    # NVFP4 is kvwall.units' fp4: 4-bit values with an fp8 scale per 16, 4.5 bits; the attention, router, embedding
+    # and LM head that the checkpoint excludes stay bf16 (kvwall.inputs.quantization, tests/test_quantization.py)
+    assert read_config(CORPUS / "nvidia--GLM-5-NVFP4_config.json").entry["weight_format"]["experts"] == "fp4"
+    assert read_config(CORPUS / "deepseek-ai--DeepSeek-V3_config.json").entry["weight_format"]["experts"] == "fp8"
     assert read_config(CORPUS / "zai-org--GLM-5_config.json").entry["weight_format"] == "bf16"
 
 

@@ -3,7 +3,6 @@ positions, constant state per sequence; values computed by hand in each test."""
 
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
 from kvwall.cli.main import main

@@ -130,7 +130,7 @@ def test_an_mla_moe_model_is_written_out_in_its_own_terms(tmp_path):
     papermill.execute_notebook(str(REGIMES), str(regimes), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
                                parameters=parameters)
     assert "s*(32) = W(b) / (b · KV per token)" in outputs_text(load(footprint))
-    assert ("AI = SoK section 3.1: b (2P_active + 4 L n_q d_h s) / (W(b) + b L (d_c + d_r) s w_kv)"
+    assert ("AI = SoK section 3.1: b (2P_active + 2 L n_q (2 d_c + d_r) s) / (W(b) + b L (d_c + d_r) s w_kv)"
             in outputs_text(load(regimes)))
     with pytest.raises(papermill.PapermillExecutionError, match=r"caches SoK Eq. 1, Table 1 \(MLA\): L \(d_c \+ d_r\) w_kv"):
         papermill.execute_notebook(str(MATRIX), str(tmp_path / "matrix.ipynb"), kernel_name="python3", cwd=str(ROOT),

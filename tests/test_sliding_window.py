@@ -126,7 +126,7 @@ def test_prefill_attention_of_window_layers_stops_growing(gemma):
 
 def test_the_regime_command_gives_the_rate_beyond_the_window(capsys):
     assert main(["regime", "--model", "gemma-3-27b", "--device", "h100-sxm", "--batch", "8", "--context", "128k", "--json"]) == 0
-    numbers = json.loads(capsys.readouterr().out)["numbers"]
+    numbers = json.loads(capsys.readouterr().out)["paper_frame"]["numbers"]
     assert numbers["kv_bytes_per_token"]["value"] == 507_904
     assert numbers["kv_bytes_per_token_beyond_window"]["value"] == 81_920
     assert numbers["step_kv_bytes"]["value"] == 8 * 10_921_967_616
@@ -135,7 +135,7 @@ def test_the_regime_command_gives_the_rate_beyond_the_window(capsys):
 
 def test_models_without_a_window_give_no_beyond_window_line(capsys):
     assert main(["regime", "--model", "llama-3-70b", "--device", "b200", "--batch", "1", "--context", "128k", "--json"]) == 0
-    assert "kv_bytes_per_token_beyond_window" not in json.loads(capsys.readouterr().out)["numbers"]
+    assert "kv_bytes_per_token_beyond_window" not in json.loads(capsys.readouterr().out)["paper_frame"]["numbers"]
 
 
 def test_window_layers_beyond_the_layer_count_are_refused(tmp_path):

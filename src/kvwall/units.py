@@ -44,7 +44,8 @@ UNITS: dict[str, tuple[str, float]] = {
 
 #: Storage formats named in specs: bits of one value, and the bits of the scale shared by a block of values (0 and 1
 #: where none). NVFP4 stores an fp8 scale per 16 values, 4 + 8/16 = 4.5 bits; MXFP4 (as gpt-oss ships) an 8-bit scale
-#: per 32 values, 4 + 8/32 = 4.25 bits.
+#: per 32 values, 4 + 8/32 = 4.25 bits; symmetric group-wise INT4 (compressed-tensors pack-quantized, as Kimi-K2.5
+#: ships its experts) a 16-bit scale per group of 32 or 128 values, 4.5 or 4.125 bits.
 STORAGE_FORMATS: dict[str, tuple[float, float, int]] = {
     "fp32": (32.0, 0.0, 1),
     "bf16": (16.0, 0.0, 1),
@@ -52,6 +53,8 @@ STORAGE_FORMATS: dict[str, tuple[float, float, int]] = {
     "fp8": (8.0, 0.0, 1),
     "int8": (8.0, 0.0, 1),
     "int4": (4.0, 0.0, 1),
+    "int4-g32": (4.0, 16.0, 32),
+    "int4-g128": (4.0, 16.0, 128),
     "fp4": (4.0, 8.0, 16),
     "mxfp4": (4.0, 8.0, 32),
     "int3": (3.0, 0.0, 1),

@@ -48,7 +48,7 @@ COMPRESSED_KV_DTYPES = ("int4", "int2")
 class Quantity:
     """One number of an answer: value in base units, unit, evidence class, and the equation or source behind it."""
 
-    value: float
+    value: float | None  # None where no value exists (a crossover of weights that do not fit); the basis says why
     unit: str
     evidence: str
     basis: str
@@ -60,8 +60,8 @@ def stated(value: float, unit: str, basis: str) -> Quantity:
 
 
 def derived(value, unit: str, basis: str) -> Quantity:
-    """A number computed here by a named equation."""
-    return Quantity(float(value), unit, "derived", basis)
+    """A number computed here by a named equation (None where there is none: the basis says why)."""
+    return Quantity(None if value is None else float(value), unit, "derived", basis)
 
 
 def given(sourced: Sourced) -> Quantity:
@@ -70,13 +70,23 @@ def given(sourced: Sourced) -> Quantity:
 
 
 def weights(model: Model, assumptions: Assumptions) -> Quantity:
-    """Resident weight bytes P w_p, every MoE expert included (SoK section 1.2: 140 GB for Llama-3-70B)."""
-    return derived(
-        resident_weight_bytes(model, assumptions.weight_bytes_per_param),
-        "bytes",
-        f"P w_p, P = {model.params_nominal / 1e9:g}e9 ({model.provenance['params_nominal'].evidence}), w_p = {assumptions.weight_bytes_per_param:g} B "
-        f"({assumptions.weight_dtype}, assumption)",
-    )
+    """Resident weight bytes P w_p, every MoE expert included (SoK section 1.2: 140 GB for Llama-3-70B); with a format
+    per part, each part's share of P at its own width."""
+    formats = assumptions.weight_formats
+    count = f"P = {model.params_nominal / 1e9:g}e9 ({model.provenance['params_nominal'].evidence})"
+    if formats.single is not None:
+        basis = f"P w_p, {count}, w_p = {dtype_bytes(formats.single):g} B ({formats.single}, assumption)"
+    else:
+        basis = (f"sum over parts of P_part w_part, {count} split over the parts by the architecture "
+                 f"(kvwall.model.params.weight_part_params), {formats} (the checkpoint's formats)")
+    return derived(resident_weight_bytes(model, formats), "bytes", basis)
+
+
+def crossover_quantity(value: float, basis: str) -> Quantity:
+    """A capacity crossover; None where the weights alone exceed the memory (nothing fits, at any context)."""
+    if value < 0:
+        return derived(None, "tokens", f"{basis}; none: the weights alone exceed the memory")
+    return derived(value, "tokens", basis)
 
 
 def state(model: Model, assumptions: Assumptions) -> Quantity:
@@ -118,16 +128,16 @@ class Crossovers:
 
 def crossovers(model: Model, devices: list[Device], batch: int, assumptions: Assumptions) -> Crossovers:
     """Traffic and capacity crossovers at ``batch`` in the baseline weight and KV precision (SoK section 3.4)."""
-    w_kv = assumptions.kv_bytes_per_element
-    resident = resident_weight_bytes(model, assumptions.weight_bytes_per_param)
-    step_weights = step_weight_bytes(model, assumptions.weight_bytes_per_param, batch)
+    w_kv, formats = assumptions.kv_bytes_per_element, assumptions.weight_formats
+    resident = resident_weight_bytes(model, formats)
+    step_weights = step_weight_bytes(model, formats, batch)
     return Crossovers(
         batch=stated(batch, "count", "the batch asked for"),
         traffic_crossover=derived(traffic_crossover(model, step_weights, w_kv, batch), "tokens",
                                   crossover_equation(model, TRAFFIC_EQUATION)),
         capacity_crossover={
-            d.id: derived(capacity_crossover(model, d.hbm_capacity, resident, w_kv, batch), "tokens",
-                          crossover_equation(model, CAPACITY_EQUATION))
+            d.id: crossover_quantity(float(capacity_crossover(model, d.hbm_capacity, resident, w_kv, batch)),
+                                     crossover_equation(model, CAPACITY_EQUATION))
             for d in devices
         },
     )
@@ -178,7 +188,7 @@ def operating_point(
     model: Model, device: Device, batch: int, context: float, assumptions: Assumptions, placement: str, context_basis: str
 ) -> OperatingPoint:
     """Evaluate the decode-step model at one operating point (SoK sections 3.1-3.5)."""
-    w_p, w_kv = assumptions.weight_bytes_per_param, assumptions.kv_bytes_per_element
+    w_p, w_kv = assumptions.weight_formats, assumptions.kv_bytes_per_element
     per_token = kv_bytes_per_token(model, w_kv)
     resident = resident_weight_bytes(model, w_p)
     step_weights = float(step_weight_bytes(model, w_p, batch))
@@ -214,9 +224,9 @@ def operating_point(
         devices_needed=derived(math.ceil((resident + step_kv) / device.hbm_capacity), "count",
                                "memory needed / HBM, weights and KV sharded evenly"),
         traffic_crossover=derived(s_star, "tokens", crossover_equation(model, TRAFFIC_EQUATION)),
-        capacity_crossover=derived(s_cap, "tokens", crossover_equation(model, f"{CAPACITY_EQUATION} at b = 1")),
-        batch_capacity_crossover=derived(float(capacity_crossover(model, device.hbm_capacity, resident, w_kv, batch)), "tokens",
-                                         crossover_equation(model, CAPACITY_EQUATION)),
+        capacity_crossover=crossover_quantity(s_cap, crossover_equation(model, f"{CAPACITY_EQUATION} at b = 1")),
+        batch_capacity_crossover=crossover_quantity(float(capacity_crossover(model, device.hbm_capacity, resident, w_kv, batch)),
+                                                    crossover_equation(model, CAPACITY_EQUATION)),
         arithmetic_intensity=derived(arithmetic_intensity(model, context, batch, w_p, w_kv), "FLOP/byte",
                                      intensity_equation(model)),
         ridge_point=derived(ridge_point(device, precision), "FLOP/byte", f"SoK Table 3: I* = dense {precision} FLOP/s / HBM bandwidth"),

@@ -23,6 +23,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from kvwall.cli import advice, answers, benchmark, catalogue, serving
+from kvwall.cli.options import engine_option
 from kvwall.cli import build as build_command
 from kvwall.cli import diff as diff_command
 from kvwall.cli import template as template_command
@@ -33,8 +34,9 @@ from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deploy
 from kvwall.inputs.loader import LARGEST, SpecError, load_catalog, load_user_specs
 from kvwall.inputs.packaged import packaged_config_dir
 from kvwall.inputs.plausibility import catalogue_findings
-from kvwall.inputs.specs import Device, Model
+from kvwall.inputs.specs import Device, Model, WeightFormats
 from kvwall.model.collectives import DomainError
+from kvwall.model.fitting import MAX_DEVICES
 from kvwall.model.equations import CAPACITY_EQUATION, TRAFFIC_EQUATION, crossover_equation
 from kvwall.model.params import architecture_params
 from kvwall.measure import command as measure_command
@@ -104,13 +106,31 @@ def _with_formats(catalog: Catalog, **formats: str | None) -> Catalog:
     return replace(catalog, assumptions=replace(catalog.assumptions, **chosen)) if chosen else catalog
 
 
-def _weight_dtype(args: argparse.Namespace, model) -> str | None:
-    """The --weight-dtype asked for, with ``native`` read as the format the model's checkpoint ships in."""
+def _weight_dtype(args: argparse.Namespace, model) -> str | WeightFormats | None:
+    """The --weight-dtype asked for, with ``native`` read as the formats the model's checkpoint ships its parts in."""
     if args.weight_dtype != "native":
         return args.weight_dtype
     if model.weight_format is None:
         raise CommandError(f"--weight-dtype native: {model.id} records no weight_format in config/models.yaml")
     return model.weight_format
+
+
+def _kv_dtype(text: str | None, model) -> str | None:
+    """A --kv-dtype, with ``native`` read as the KV format the model's checkpoint states (kv_cache_quant_algo)."""
+    if text != "native":
+        return text
+    if model.kv_format is None:
+        raise CommandError(f"--kv-dtype native: {model.id} records no kv_format (its checkpoint states no KV cache "
+                           "format, kv_cache_quant_algo)")
+    return model.kv_format
+
+
+def _warn_beyond_context(model: Model, context: float, text: str) -> None:
+    """One warning line where the context exceeds the model's maximum (max_context, max_position_embeddings)."""
+    if model.max_context and context > model.max_context:
+        print(f"kvwall: warning: --context {text}: {thousands(context)} tokens exceed the {thousands(model.max_context)} "
+              f"{model.name} is configured for (max_context, max_position_embeddings); the answer extrapolates its "
+              "architecture", file=sys.stderr)
 
 
 def _deployment(args: argparse.Namespace, model, catalog: Catalog) -> Deployment:
@@ -161,6 +181,8 @@ def _context(args: argparse.Namespace, catalog: Catalog) -> tuple[float, str]:
 def _show(q: answers.Quantity) -> str:
     """A quantity as the paper prints it: decimal GB, 13.4k tokens, TB/s, ms, 1.25x."""
     v, unit = q.value, q.unit
+    if v is None:
+        return "cannot load (weights exceed HBM)" if unit == "tokens" else "none"
     if unit == "tokens":
         return "cannot load (weights exceed HBM)" if v < 0 else f"{tokens(v)} ({thousands(v)} tokens)"
     if unit == "bytes/token":
@@ -177,7 +199,7 @@ def _show(q: answers.Quantity) -> str:
         return times(2)(v)
     if unit == "tokens/s":
         return f"{v:,.0f} tokens/s"
-    return f"{v:g}"
+    return thousands(v) if v >= 1e6 else f"{v:g}"
 
 
 def _line(label: str, q: answers.Quantity) -> str:
@@ -200,7 +222,8 @@ def footprint(args: argparse.Namespace) -> int:
     model = _pick(catalog.models, args.model, "model")
     catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model))
     context, context_basis = _context(args, catalog)
-    dtypes = args.kv_dtype or [catalog.assumptions.kv_dtype]
+    dtypes = [_kv_dtype(d, model) for d in args.kv_dtype] if args.kv_dtype else [catalog.assumptions.kv_dtype]
+    _warn_beyond_context(model, context, args.context)
     dtype_basis = "--kv-dtype" if args.kv_dtype else "kv_dtype (assumption)"
     weights = answers.weights(model, catalog.assumptions)
     rows = [answers.footprint(model, context, args.batch, dtype, dtype_basis) for dtype in dtypes]
@@ -218,35 +241,46 @@ def footprint(args: argparse.Namespace) -> int:
     return 0
 
 
+def _caps(row, widths) -> str:
+    return "".join(f"{'cannot load' if q.value is None else tokens(q.value):<{widths[d]}}"
+                   for d, q in row.capacity_crossover.items())
+
+
 def crossover(args: argparse.Namespace) -> int:
-    """s*(b) per batch (SoK Table 4) and s_cap(b) on each device (SoK section 3.4)."""
+    """s*(b) per batch (SoK Table 4) and s_cap(b) on each device (SoK section 3.4), in the paper's frame and per
+    device of the deployment."""
     catalog = _catalog(args)
     model = _pick(catalog.models, args.model, "model")
-    catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model), kv_dtype=args.kv_dtype)
+    catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model), kv_dtype=_kv_dtype(args.kv_dtype, model))
     devices = [_pick(catalog.devices, d, "device") for d in args.device] if args.device else list(catalog.devices.values())
     rows = [answers.crossovers(model, devices, b, catalog.assumptions) for b in args.batch]
     a = catalog.assumptions
     deployment = _deployment(args, model, catalog)
     inputs = load_serving_inputs(catalog)
-    per_device = [serving.device_crossovers(model, devices, deployment, b, inputs) for b in args.batch]
+    memory = inputs.memory(args.engine)
+    per_device = [serving.device_crossovers(model, devices, deployment, b, inputs, args.engine) for b in args.batch]
     at_context = _answers_at_context(args, catalog, model, devices, deployment, inputs)
     if args.json:
-        _json({"command": "crossover", "model": model.id, "weight_dtype": a.weight_dtype, "kv_dtype": a.kv_dtype, "rows": rows,
-               "deployment": deployment, "per_device": per_device, "per_device_at_context": at_context})
+        _json({"command": "crossover", "model": model.id, "weight_dtype": str(a.weight_dtype), "kv_dtype": a.kv_dtype,
+               "engine": memory.engine, "deployment": deployment, "per_device": per_device,
+               "per_device_at_context": at_context, "paper_frame": rows})
         return 0
+    widths = {d.id: max(14, len(d.name) + 8) for d in devices}
+    header = f"{'b':>6}  {'s*(b)':<28}" + "".join(f"{'s_cap(b) ' + d.name:<{widths[d.id] + 3}}" for d in devices).rstrip()
+    widths = {d: w + 3 for d, w in widths.items()}
     print(f"{model.name}, {a.weight_dtype} weights and {a.kv_dtype} KV cache; all values derived")
+    print(f"Per device, {deployment.label} ({deployment.devices} devices), {memory.name}'s memory rule: s*(b) of a "
+          f"device's weight and KV shares, s_cap(b) where b sequences (ceil(b / DP) per replica) fill its KV memory, "
+          f"{memory.rule} (assumption)")
+    print(header)
+    for row in per_device:
+        print(f"{row.batch.value:>6g}  {_show(row.traffic_crossover):<28}{_caps(row, widths)}".rstrip())
+    print("Paper frame (SoK section 3.4: one device, every weight at w_p, HBM - P w_p for KV)")
     print(f"  s*(b)    {crossover_equation(model, TRAFFIC_EQUATION)}")
     print(f"  s_cap(b) {crossover_equation(model, CAPACITY_EQUATION)}")
-    widths = {d.id: max(14, len(d.name) + 8) for d in devices}
-    print(f"{'b':>6}  {'s*(b)':<28}" + "".join(f"{'s_cap ' + d.name:<{widths[d.id]}}" for d in devices).rstrip())
+    print(header)
     for row in rows:
-        caps = "".join(f"{'cannot load' if q.value < 0 else tokens(q.value):<{widths[d]}}" for d, q in row.capacity_crossover.items())
-        print(f"{row.batch.value:>6g}  {_show(row.traffic_crossover):<28}{caps}".rstrip())
-    print(f"Per device, {deployment.label} ({deployment.devices} devices): s*(b) of a device's weight and KV shares, "
-          f"s_cap with (HBM - weights) x {inputs.usable_memory_fraction:g} for KV (assumption usable_memory_fraction)")
-    for row in per_device:
-        caps = "".join(f"{'cannot load' if q.value < 0 else tokens(q.value):<{widths[d]}}" for d, q in row.capacity_crossover.items())
-        print(f"{row.batch.value:>6g}  {_show(row.traffic_crossover):<28}{caps}".rstrip())
+        print(f"{row.batch.value:>6g}  {_show(row.traffic_crossover):<28}{_caps(row, widths)}".rstrip())
     if at_context is None:
         print("Add --context S for each device's bytes, regime, step times and the smallest deployment that holds b.")
     else:
@@ -262,8 +296,20 @@ def _answers_at_context(args: argparse.Namespace, catalog: Catalog, model: Model
     context, _ = _context(args, catalog)
     a = catalog.assumptions
     precisions = {device.id: _precision(catalog, device) for device in devices}
-    return serving.answers_at_context(model, devices, deployment, args.batch, context, inputs, precisions,
-                                      a.weight_dtype, a.kv_dtype)
+    found = serving.answers_at_context(model, devices, deployment, args.batch, context, inputs, precisions,
+                                       a.weight_dtype, a.kv_dtype, args.engine)
+    _warn_beyond_context(model, context, args.context)
+    return found
+
+
+def _where(smallest: Deployment | None) -> str:
+    if smallest is None:
+        return f"none of up to {MAX_DEVICES}"
+    return "one device" if smallest.devices == 1 else f"{smallest.label} on {smallest.devices}"
+
+
+def _ms(q: answers.Quantity | None) -> str:
+    return f"{'-':>10}" if q is None else f"{q.value * 1e3:>7.2f} ms"
 
 
 def _print_answers_at_context(found: list[serving.AnswerAtContext], deployment: Deployment, context: str) -> None:
@@ -275,16 +321,16 @@ def _print_answers_at_context(found: list[serving.AnswerAtContext], deployment: 
           f"{'bound':>10}{'estimate':>10}{'collect.':>10}{'fit':>6}  smallest that holds b")
     for f in found:
         n = f.numbers
-        smallest = f.smallest_fitting_deployment
-        where = "none of up to 64" if smallest is None else ("one device" if smallest.devices == 1 else
-                                                             f"{smallest.label} on {smallest.devices}")
         needed = f"{n['memory_needed_per_device'].value / 1e9:.1f} / {n['hbm_capacity'].value / 1e9:.0f} GB"
         print(f"  {f.device_name:<{width}}  {f.batch:>5}{n['running_batch'].value:>6g}  "
               f"{n['weight_bytes_per_device'].value / 1e9:>6.1f} GB"
               f"{n['kv_bytes_per_device'].value / 1e9:>7.1f} GB{needed:>18}  {f.regime:<15}"
-              f"{n['step_time_bound'].value * 1e3:>7.2f} ms{n['step_time_estimate'].value * 1e3:>7.2f} ms"
-              f"{n['collectives_time'].value * 1e3:>7.2f} ms{n['sequences_that_fit'].value:>6g}  {where}")
-    if any(f.numbers["running_batch"].value == 0 for f in found):
+              f"{_ms(n['step_time_bound'])}{_ms(n['step_time_estimate'])}{_ms(n['collectives_time'])}"
+              f"{n['sequences_that_fit'].value:>6g}  {_where(f.smallest_fitting_deployment)}")
+    if any(f.reason is not None for f in found):
+        print("  does not fit: the weights leave no KV memory on a device of the layout (no step times); "
+              "`kvwall regime` says how many devices they need.")
+    if any(f.reason is None and f.numbers["running_batch"].value == 0 for f in found):
         print("  runs 0: not one sequence fits beside the weights; its step times are those of one sequence, for scale.")
 
 
@@ -317,47 +363,74 @@ def _model_on_device(args: argparse.Namespace) -> tuple[Catalog, Model, Device, 
     """The catalogue with the formats asked for, the model and device named, and the compute precision to use."""
     catalog = _catalog(args)
     model = _pick(catalog.models, args.model, "model")
-    catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model), kv_dtype=args.kv_dtype,
+    catalog = _with_formats(catalog, weight_dtype=_weight_dtype(args, model), kv_dtype=_kv_dtype(args.kv_dtype, model),
                             compute_precision=args.compute_precision)
     device = _pick(catalog.devices, args.device, "device")
     return catalog, model, device, _precision(catalog, device)
 
 
+def _headline(answer: serving.DeviceAnswer, device: Device) -> str:
+    """The deployment's answer in one line: its regime and its time per output token, or why it does not fit."""
+    if not answer.fits:
+        return f"Regime: {answer.reason} (derived)"
+    runs = answer.running_batch.value
+    if runs == 0:
+        return (f"Regime: {answer.regime} per device (derived): not one sequence fits beside the weights "
+                f"({_show(answer.kv_memory_per_device)} of KV memory per device); the step times below are of one "
+                "sequence, for scale")
+    at = f" at the {runs:g} sequences that run" if runs < answer.batch_asked else ""
+    schedule = (f", {answer.microbatches.value:g} microbatches in flight through {answer.deployment.pipeline_parallel} "
+                "stages" if answer.microbatches is not None else "")
+    return (f"Regime: {answer.regime} per device{at} (derived); time per output token at least "
+            f"{_show(answer.step_time_bound)}, estimate {_show(answer.step_time_estimate)}; at most "
+            f"{_show(answer.token_rate_bound)}{schedule}")
+
+
 def regime(args: argparse.Namespace) -> int:
-    """The regime of a model on a device at (b, s), the numbers behind it, and the design rules (SoK section 6.2)."""
+    """The regime of a model on a device at (b, s) under a deployment, the numbers behind it, the paper's one-device
+    frame under its own name, and the design rules (SoK section 6.2)."""
     catalog, model, device, precision = _model_on_device(args)
     context, context_basis = _context(args, catalog)
     placement = args.placement or catalog.evaluation.placement
     point = answers.operating_point(model, device, args.batch, context, catalog.assumptions, placement, context_basis)
-    rules = advice.design_rules(point)
     deployment = _deployment(args, model, catalog)
     inputs = load_serving_inputs(catalog)
-    per_device = serving.device_answer(model, device, deployment, args.batch, context, inputs, precision)
+    per_device = serving.device_answer(model, device, deployment, args.batch, context, inputs, precision, args.engine)
     a = catalog.assumptions
-    smallest = serving.smallest_fitting(model, device, args.batch, context, inputs, precision, a.weight_dtype, a.kv_dtype)
+    smallest = serving.smallest_fitting(model, device, args.batch, context, inputs, precision, a.weight_dtype,
+                                        a.kv_dtype, args.engine)
+    rules = advice.design_rules(point, per_device, smallest)
+    _warn_beyond_context(model, context, args.context)
     if args.json:
-        _json({"command": "regime", "model": model.id, "device": device.id, "placement": placement,
-               "regime": point.regime, "numbers": point.numbers(), "design_rules": rules,
-               "deployment": deployment, "per_device_regime": per_device.regime, "per_device": per_device.numbers(),
-               "compute_bound": per_device.compute_bound, "kv_format_speedups": per_device.kv_format_speedups,
+        _json({"command": "regime", "model": model.id, "device": device.id, "engine": per_device.engine.engine,
+               "deployment": deployment, "regime": per_device.regime, "reason": per_device.reason,
+               "per_device": per_device.numbers(), "compute_bound": per_device.compute_bound,
+               "kv_format_speedups": per_device.kv_format_speedups,
                "weight_format_speedups": per_device.weight_format_speedups,
-               "compute_bound_formats": per_device.compute_bound_formats,
-               "smallest_fitting_deployment": smallest.deployment if smallest else None})
+               "compute_bound_formats": per_device.compute_bound_formats, "smallest_fitting_deployment": smallest,
+               "paper_frame": {"placement": placement, "regime": point.regime, "numbers": point.numbers()},
+               "design_rules": rules})
         return 0
-    ai, ridge = point.arithmetic_intensity.value, point.ridge_point.value
-    print(f"{model.name} on {device.name} ({placement} pages), batch {args.batch}, context {tokens(context)}")
-    roofline = f"{ridge / ai:.0f}x below the ridge" if ai < ridge else "above the ridge, compute-bound at"
-    print(f"Regime: {point.regime} (derived); AI {ai:.1f} FLOP/B is {roofline} {ridge:.0f} FLOP/B")
-    if point.devices_needed.value > 1:
-        print(f"Capacity: {_show(point.memory_needed)} of weights and KV against {_show(point.hbm_capacity)} per "
-              f"{device.name}: sharded over {point.devices_needed.value:g} devices (derived)")
-    print()
-    for name, q in point.numbers().items():
-        print(_line(_POINT_LABELS[name], q))
+    d = deployment
+    layout = f"{d.devices} x {device.name}" + (f", {d.label}" if d.devices > 1 else "")
+    print(f"{model.name} on {layout}, batch {args.batch}, context {tokens(context)}: {d.weight_format} weights, "
+          f"{d.kv_format} KV, {per_device.engine.name}'s memory rule")
+    print(_headline(per_device, device))
     print()
     _print_device_answer(per_device, device, smallest, precision)
     print()
-    print("Design rules (SoK section 6.2); [x] applies here")
+    ai, ridge = point.arithmetic_intensity.value, point.ridge_point.value
+    roofline = f"{ridge / ai:.0f}x below the ridge" if ai < ridge else "above the ridge, compute-bound at"
+    print(f"Paper frame (SoK sections 3.1-3.5: one device, every weight read whole at w_p, HBM - P w_p for KV, "
+          f"bytes-only S(c); {placement} pages): regime {point.regime}; AI {ai:.1f} FLOP/B is {roofline} "
+          f"{ridge:.0f} FLOP/B")
+    if point.devices_needed.value > 1:
+        print(f"  Capacity: {_show(point.memory_needed)} of weights and KV against {_show(point.hbm_capacity)} per "
+              f"{device.name}: {point.devices_needed.value:g} devices' worth, sharded evenly (derived)")
+    for name, q in point.numbers().items():
+        print(_line(_POINT_LABELS[name], q))
+    print()
+    print("Design rules (SoK section 6.2) on the deployment's answer; [x] applies here")
     for rule in rules:
         print(f"  [{'x' if rule.applies else ' '}] {rule.number}. {rule.statement}")
         print(f"       {rule.advice}")
@@ -368,44 +441,53 @@ _DEVICE_LABELS = {
     "devices": "devices",
     "scale_up_domains": "scale-up domains spanned",
     "kv_heads_per_device": "KV heads per device",
+    "kv_replication": "KV replication over TP",
     "weight_bytes_per_device": "weights per device (resident)",
     "step_weight_bytes_per_device": "weight bytes read per step",
+    "active_params_per_token": "parameters per token",
+    "experts_touched_per_layer": "experts touched per layer",
     "kv_bytes_per_device": "KV bytes per device",
+    "kv_bytes_across_deployment": "KV across the deployment",
     "memory_needed_per_device": "memory needed per device",
     "hbm_capacity": "HBM capacity",
     "kv_memory_per_device": "KV memory per device",
+    "devices_for_the_weights": "devices the weights need",
     "sequences_that_fit": "sequences that fit",
     "running_batch": "batch that runs",
+    "microbatches": "microbatches in flight",
     "traffic_crossover_per_device": "s*(b) per device",
     "deployment_capacity_crossover": "s_cap per device",
     "memory_time": "memory time",
     "compute_time": "compute time",
     "collectives_time": "collectives time",
+    "tensor_parallel_bytes": "TP bytes sent per step",
+    "expert_parallel_bytes": "EP bytes sent per step",
+    "pipeline_parallel_bytes": "PP bytes sent per step",
     "step_time_bound": "step time, lower bound",
     "step_time_estimate": "step time, estimate",
     "token_rate_bound": "token rate, from the bound",
     "token_rate_estimate": "token rate, from the estimate",
     "time_per_output_token_bound": "TPOT, from the bound",
     "time_per_output_token_estimate": "TPOT, from the estimate",
+    "first_token_bound": "TTFT of one request, bound",
 }
 
 
-def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: serving.DeviceAnswer | None,
-                         precision: str) -> None:
+def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: Deployment | None, precision: str) -> None:
     """The per-device section of `kvwall regime`: bytes, capacity, regime, the two step times and format speedups."""
     d = answer.deployment
-    layout = f"{d.devices} x {device.name}" + (f", {d.label}" if d.devices > 1 else "")
-    runs = answer.running_batch.value
-    at = f" at the {runs:g} sequences that run" if 0 < runs < answer.batch_asked else ""
-    print(f"Per device: {layout}, {d.weight_format} weights, {d.kv_format} KV; regime {answer.regime}{at} (derived)")
+    print(f"Per device of {d.label} ({d.devices} x {device.name}), {answer.engine.rule}:")
     for name, q in answer.numbers().items():
-        print(_line(_DEVICE_LABELS[name], q))
-    if answer.running_batch.value == 0:
+        if q is not None:
+            print(_line(_DEVICE_LABELS[name], q))
+    if not answer.fits:
+        print(f"  No step times: {answer.reason}.")
+    elif answer.running_batch.value == 0:
         print("  Not one sequence fits beside the weights: the step times are those of one sequence, for scale.")
     if answer.compute_bound:
         print(f"  The step is compute-bound with {d.weight_format} weights and {d.kv_format} KV: its FLOPs over the "
               f"dense {precision} peak exceed its bytes over the bandwidth, so no narrower format shortens it.")
-    else:
+    elif answer.fits:
         print("  The step is memory-bound: its bytes over the bandwidth take longer than its FLOPs.")
     for kind, speedups in (("KV", answer.kv_format_speedups), ("weight", answer.weight_format_speedups)):
         if speedups:
@@ -414,36 +496,40 @@ def _print_device_answer(answer: serving.DeviceAnswer, device, smallest: serving
     if answer.compute_bound_formats:
         print(f"  Compute binds the step with {', '.join(answer.compute_bound_formats)}: past that precision a "
               "narrower format saves nothing.")
-    if smallest is None:
-        print(f"  Smallest deployment on {device.name} that holds the batch: none of up to 64 devices")
-    else:
-        best = smallest.deployment
-        where = "one device" if best.devices == 1 else f"{best.label} on {best.devices} devices"
-        print(f"  Smallest deployment on {device.name} that holds the batch: {where} (step-time bound "
-              f"{_show(smallest.step_time_bound)})")
+    print(f"  Smallest deployment on {device.name} that holds the batch (fewest devices, then the lowest step-time "
+          f"bound): {_where(smallest)}" + ("" if smallest is None or smallest.devices == 1 else " devices"))
 
 
 def fit(args: argparse.Namespace) -> int:
-    """The deployments (devices x TP x EP) of a model on a device that hold the batch at the context, smallest first."""
+    """The deployments of a model on a device that hold the batch at the context: per device count, fewest first, the
+    layout with the lowest step-time bound."""
     catalog, model, device, precision = _model_on_device(args)
     context, _ = _context(args, catalog)
     a = catalog.assumptions
-    found = serving.fitting_deployments(model, device, args.batch, context, load_serving_inputs(catalog), precision,
-                                        a.weight_dtype, a.kv_dtype)
+    inputs = load_serving_inputs(catalog)
+    found = serving.fitting_deployments(model, device, args.batch, context, inputs, precision, a.weight_dtype,
+                                        a.kv_dtype, args.engine)
+    _warn_beyond_context(model, context, args.context)
+    linked = device.scale_up is not None
+    alone = "" if linked else (f"{device.name} has no scale-up link in {inputs.file_of(device)}: only one device is "
+                               "tried")
     if args.json:
-        _json({"command": "fit", "model": model.id, "device": device.id, "weight_dtype": a.weight_dtype,
-               "kv_dtype": a.kv_dtype, "deployments": [{"deployment": f.deployment, "regime": f.regime, **f.numbers()}
-                                                     for f in found]})
+        _json({"command": "fit", "model": model.id, "device": device.id, "weight_dtype": str(a.weight_dtype),
+               "kv_dtype": a.kv_dtype, "engine": inputs.memory(args.engine).engine, "scale_up_link": linked,
+               "deployments": [{"deployment": f.deployment, "regime": f.regime, **f.numbers()} for f in found]})
         return 0
     print(f"{model.name} on {device.name}, batch {args.batch}, context {tokens(context)}, {a.weight_dtype} weights, "
-          f"{a.kv_dtype} KV: deployments that hold every sequence, fewest devices first; all values derived")
+          f"{a.kv_dtype} KV, {inputs.memory(args.engine).rule}: per device count that holds every sequence, fewest "
+          "first, the layout with the lowest step-time bound; all values derived")
+    if alone:
+        print(f"  {alone}.")
     if not found:
-        print("  none of up to 64 devices")
+        print(f"  none of up to {MAX_DEVICES if linked else 1} device{'s' if linked else ''} holds the batch")
         return 0
-    print(f"  {'devices':>7}{'domains':>9}  {'layout':<16}{'weights/dev':>12}{'KV/dev':>11}  {'regime':<15}{'bound':>9}"
+    print(f"  {'devices':>7}{'domains':>9}  {'layout':<20}{'weights/dev':>12}{'KV/dev':>11}  {'regime':<15}{'bound':>9}"
           f"{'estimate':>10}")
     for f in found:
-        print(f"  {f.deployment.devices:>7}{f.scale_up_domains.value:>9g}  {f.deployment.label:<16}"
+        print(f"  {f.deployment.devices:>7}{f.scale_up_domains.value:>9g}  {f.deployment.label:<20}"
               f"{f.weight_bytes_per_device.value / 1e9:>9.1f} GB{f.kv_bytes_per_device.value / 1e9:>8.1f} GB  "
               f"{f.regime:<15}{f.step_time_bound.value * 1e3:>6.1f} ms{f.step_time_estimate.value * 1e3:>7.1f} ms")
     print("  domains: the scale-up domains the devices fill (assumption fabric); collectives between them go at the "
@@ -529,11 +615,12 @@ def build_parser() -> argparse.ArgumentParser:
     def format_option(stored: str) -> dict:
         if stored == "weight":
             return {"choices": [*sorted(DTYPE_BYTES), "native"], "metavar": "DTYPE",
-                    "help": f"weight storage format: {', '.join(DTYPE_BYTES)}, or native (the format the model's "
-                            "checkpoint ships in, weight_format of config/models.yaml) (default: weight_dtype of the "
-                            "assumptions)"}
-        return {"choices": sorted(DTYPE_BYTES), "metavar": "DTYPE",
-                "help": f"{stored} storage format: {', '.join(DTYPE_BYTES)} (default: {stored}_dtype of the assumptions)"}
+                    "help": f"weight storage format of every part: {', '.join(DTYPE_BYTES)}, or native (the formats "
+                            "the model's checkpoint ships each part in, weight_format of config/models.yaml) "
+                            "(default: weight_dtype of the assumptions)"}
+        return {"choices": [*sorted(DTYPE_BYTES), "native"], "metavar": "DTYPE",
+                "help": f"{stored} storage format: {', '.join(DTYPE_BYTES)}, or native (the KV format the model's "
+                        "checkpoint states, kv_format of config/models.yaml) (default: kv_dtype of the assumptions)"}
 
     def deployment_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--devices", type=_positive_int, metavar="N",
@@ -557,8 +644,9 @@ def build_parser() -> argparse.ArgumentParser:
     model_option(p)
     p.add_argument("--context", default="128k", help=context_help + "; default 128k")
     p.add_argument("--batch", type=_positive_int, default=1, help="sequences in the batch (default 1)")
-    p.add_argument("--kv-dtype", nargs="+", choices=sorted(DTYPE_BYTES), metavar="DTYPE",
-                   help=f"KV storage format(s): {', '.join(DTYPE_BYTES)} (default: kv_dtype of the assumptions)")
+    p.add_argument("--kv-dtype", nargs="+", choices=[*sorted(DTYPE_BYTES), "native"], metavar="DTYPE",
+                   help=f"KV storage format(s): {', '.join(DTYPE_BYTES)}, or native (the checkpoint's, kv_format of "
+                        "config/models.yaml) (default: kv_dtype of the assumptions)")
     p.add_argument("--weight-dtype", **format_option("weight"))
     p.set_defaults(func=footprint)
 
@@ -579,13 +667,17 @@ def build_parser() -> argparse.ArgumentParser:
                    "memory needed against HBM, regime, step-time bound and estimate, collectives time, sequences that "
                    "fit and the smallest deployment that holds the batch")
     deployment_options(p)
+    engine_option(p)
     p.set_defaults(func=crossover)
 
     p = subparsers.add_parser(
         "regime", parents=common, help="which regime, the numbers behind it, and what to do",
-        description="The regime (weight-bound, kv-bound or capacity-bound; SoK section 3.5) of a model on a device "
-        "at batch b and context s, every number behind it (bytes per step, AI against the ridge, s*(b), s_cap, "
-        "step time, speedups of 4- and 2-bit KV), and which of the eight design rules of section 6.2 apply.")
+        description="The regime of a model deployed on one or more devices at batch b and context s (weight-bound, "
+        "kv-bound or capacity-bound, SoK section 3.5, compute-bound where the FLOPs outlast the bytes, or does not "
+        "fit), every number behind it per device (weights per part, KV, capacity under the engine's memory rule, "
+        "s*(b), s_cap, step-time bound and estimate, collectives, TTFT, speedups of narrower formats); then the "
+        "paper's one-device frame under its own name (bytes per step, AI against the ridge, bytes-only S(c)); and "
+        "which of the eight design rules of section 6.2 apply.")
     model_option(p)
     p.add_argument("--device", required=True, help=device_help)
     p.add_argument("--batch", type=_positive_int, required=True, help="sequences decoded together")
@@ -597,13 +689,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dense tensor rate the ridge and step time use, as config/devices.yaml names it: bf16, fp8 "
                    "(default: compute_precision of the assumptions)")
     deployment_options(p)
+    engine_option(p)
     p.set_defaults(func=regime)
 
     p = subparsers.add_parser(
         "fit", parents=common, help="deployments of a model on a device that hold a batch at a context",
-        description="The single-stage deployments (devices x TP x EP) of a model on a device that keep every sequence "
-        "of the batch resident at the context, fewest devices first, with each one's per-device regime and "
-        "step-time bound.")
+        description="The deployments (devices = TP x PP x DP, experts over EP) of a model on a device that keep every "
+        "sequence of the batch resident at the context: for each device count up to 64, fewest first, the layout "
+        "with the lowest step-time bound, with its per-device regime, bound and estimate.")
     p.add_argument("--model", required=True, help="model id of config/models.yaml")
     p.add_argument("--device", required=True, help="device id of config/devices.yaml")
     p.add_argument("--batch", type=_positive_int, required=True, help="sequences to keep resident at once")
@@ -612,6 +705,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-dtype", **format_option("kv"))
     p.add_argument("--compute-precision", metavar="PRECISION",
                    help="dense tensor rate the step-time bound uses: bf16, fp8 (default: compute_precision of the assumptions)")
+    engine_option(p)
     p.set_defaults(func=fit)
 
     p = subparsers.add_parser(

@@ -2,7 +2,8 @@
 
 The file has the header every spec file needs (``evidence: spec`` and the ``sources:`` its numbers cite) and one
 entry per kind asked for, in the format of config/devices.yaml and config/models.yaml: every number a value with
-its unit and a source id. The example numbers describe no real product; replace them from the datasheet or the
+its unit and a source id. A device comes with its scale-up link and the fabric of its system, so it can be deployed
+on several. The example numbers describe no real product; replace them from the datasheet or the
 model's config.json. examples/my-hardware.yaml is `kvwall template device model` as shipped.
 """
 
@@ -34,6 +35,13 @@ devices:
     dense_flops:                           # dense (not sparse) tensor rates, one per precision
       bf16: {value: 1500, unit: TFLOP/s, source: my-accelerator-datasheet}
       fp8: {value: 3000, unit: TFLOP/s, source: my-accelerator-datasheet}
+    scale_up:                              # the link between accelerators of one node, as the datasheet prints it
+      name: My Link
+      bandwidth: {value: 800, unit: GB/s, source: my-accelerator-datasheet}   # per accelerator (or per link, with links)
+      direction: bidirectional             # one-way, bidirectional or unstated (both: halved for one way)
+    fabric:                                # the system it ships in, as that system's datasheet states it
+      domain: {value: 8, unit: count, source: my-accelerator-datasheet}       # accelerators one scale-up link connects
+      scale_out: {name: My NIC 400 Gb/s, bandwidth: {value: 400, unit: Gb/s, source: my-accelerator-datasheet}}
 """,
     "model": """\
 models:

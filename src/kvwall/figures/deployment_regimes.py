@@ -17,10 +17,8 @@ from matplotlib.patches import Patch
 from kvwall.figures.inputs import FigureInputs
 from kvwall.figures.style import REGIME_COLORS, new_figure, settle, token_axis
 from kvwall.inputs.deployment import Deployment, checked_deployment, load_serving_inputs
-from kvwall.model.capacity import deployment_capacity_crossover, device_traffic_crossover, kv_memory_per_device
-from kvwall.model.footprint import context_holding
+from kvwall.model.capacity import deployment_capacity_crossover, device_traffic_crossover
 from kvwall.model.regimes import CAPACITY_BOUND, KV_BOUND, WEIGHT_BOUND
-from kvwall.model.sharding import kv_share_per_tensor_rank, layer_share, sequences_per_replica
 
 BATCHES = np.geomspace(1, 256, 49)
 CONTEXTS = np.geomspace(1e3, 1e7, 81)
@@ -36,28 +34,20 @@ PANELS = (
 )
 
 
-def longest_context_held(model, d: Deployment, hbm_capacity: float, usable: float, batches=BATCHES) -> np.ndarray:
-    """The longest context at which the deployment holds b sequences at once: the context at which the busiest
-    replica's ceil(b / DP) sequences fill a device's KV memory with their KV shares (SoK section 3.4 per device)."""
-    share = kv_share_per_tensor_rank(model, d.tensor_parallel) * layer_share(model, d.pipeline_parallel)
-    free = kv_memory_per_device(model, d, hbm_capacity, usable)
-    return context_holding(model, free / share, d.kv_bytes_per_element, sequences_per_replica(batches, d.data_parallel))
-
-
 def panel_bounds(inputs: FigureInputs, model_id: str, device_id: str, tp: int, dp: int, ep: int):
     """Model, device, deployment, the lower and upper context of each regime at every batch, and the longest
     context held at every batch, for one panel; weights in the checkpoint's format where the model records one."""
     catalog = inputs.catalog
     model, device = catalog.models[model_id], catalog.devices[device_id]
-    a, usable = catalog.assumptions, load_serving_inputs(catalog).usable_memory_fraction
+    a, memory = catalog.assumptions, load_serving_inputs(catalog).memory()
     d = checked_deployment(model, Deployment(tp * dp, tp, 1, ep, dp, model.weight_format or a.weight_dtype, a.kv_dtype))
     low, high = CONTEXTS[0], CONTEXTS[-1]
-    s_cap = np.clip(np.full_like(BATCHES, float(deployment_capacity_crossover(model, d, device.hbm_capacity, usable))),
+    s_cap = np.clip(np.full_like(BATCHES, float(deployment_capacity_crossover(model, d, device.hbm_capacity, memory))),
                     low, high)
     kv_floor = np.clip(np.minimum(device_traffic_crossover(model, d, BATCHES), s_cap), low, high)
     regions = {WEIGHT_BOUND: (np.full_like(s_cap, low), kv_floor), KV_BOUND: (kv_floor, s_cap),
                CAPACITY_BOUND: (s_cap, np.full_like(s_cap, high))}
-    return model, device, d, regions, longest_context_held(model, d, device.hbm_capacity, usable)
+    return model, device, d, regions, deployment_capacity_crossover(model, d, device.hbm_capacity, memory, BATCHES)
 
 
 def draw(inputs: FigureInputs) -> Figure:
@@ -80,7 +70,7 @@ def draw(inputs: FigureInputs) -> Figure:
         ax.set_xlim(BATCHES[0], BATCHES[-1])
         ax.set_ylim(CONTEXTS[0], CONTEXTS[-1])
         token_axis(ax.yaxis)
-        ax.set_title(f"{model.name}, {d.label}\n{d.devices} x {device.name}, {d.weight_format}", fontsize=7)
+        ax.set_title(f"{model.name}, {d.label}\n{d.devices} x {device.name}, {d.weight_formats.short}", fontsize=7)
         ax.set_xlabel("batch b", fontsize=7)
         ax.tick_params(labelsize=6)
     for ax in axes[:, 0]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from kvwall.inputs.specs import Device, Domain, Link, Model, Sourced, Technique, Workload
+from kvwall.inputs.specs import Device, Domain, Link, Model, Sourced, Technique, WeightFormats, Workload
 from kvwall.units import dtype_bytes
 
 
@@ -15,7 +15,7 @@ class Assumptions:
     """Modelling choices (config/assumptions.yaml), each an `assumption` input."""
 
     tokens_per_k: float
-    weight_dtype: str
+    weight_dtype: str | WeightFormats  # a format per part where a question asks for a checkpoint's own (native)
     kv_dtype: str
     compute_precision: str
     state_dtype: str
@@ -24,9 +24,18 @@ class Assumptions:
     provenance: Mapping[str, Sourced] = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
 
     @property
+    def weight_formats(self) -> WeightFormats:
+        """The format of each part of the weights: every part in weight_dtype, or the formats given per part."""
+        f = self.weight_dtype
+        return f if isinstance(f, WeightFormats) else WeightFormats.uniform(f)
+
+    @property
     def weight_bytes_per_param(self) -> float:
-        """w_p in bytes."""
-        return dtype_bytes(self.weight_dtype)
+        """w_p in bytes: the paper's one width for every weight (ValueError where the parts differ)."""
+        single = self.weight_formats.single
+        if single is None:
+            raise ValueError(f"weights stored as {self.weight_dtype} have no single w_p")
+        return dtype_bytes(single)
 
     @property
     def kv_bytes_per_element(self) -> float:
@@ -79,6 +88,8 @@ class Catalog:
     assumptions: Assumptions
     evaluation: Evaluation
     files: Mapping[str, str]
+    #: Devices added from a file of their own (--specs), by id, with that file: errors about them name it.
+    device_files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def model(self) -> Model:

@@ -9,13 +9,15 @@ each expert's matrices; with attention DP the experts span every device of the s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.engines import AUTO, ENGINES, PARAMETERS, EngineMemory
 from kvwall.inputs.loader import SpecError
-from kvwall.inputs.specs import Device, Fabric, Model, Sourced
+from kvwall.inputs.specs import Device, Fabric, Model, Sourced, WeightFormats
 from kvwall.units import DTYPE_BYTES, dtype_bytes
 
 #: Where each field of a deployment is given on the command line, for the one-line refusal.
@@ -40,12 +42,14 @@ class Deployment:
     pipeline_parallel: int = 1
     expert_parallel: int = 1
     data_parallel: int = 1
-    weight_format: str = "bf16"
+    weight_format: str | WeightFormats = "bf16"  # one format for every part, or a format per part
     kv_format: str = "bf16"
 
     @property
-    def weight_bytes_per_param(self) -> float:
-        return dtype_bytes(self.weight_format)
+    def weight_formats(self) -> WeightFormats:
+        """The format of each part of the weights (one format: every part in it)."""
+        f = self.weight_format
+        return f if isinstance(f, WeightFormats) else WeightFormats.uniform(f)
 
     @property
     def kv_bytes_per_element(self) -> float:
@@ -60,16 +64,23 @@ class Deployment:
         return " ".join(parts) or "1 device"
 
 
+@lru_cache(maxsize=256)
+def _kv_head_counts(model: Model) -> tuple[int, ...]:
+    """The KV head counts of the model's layers, each of which TP must divide or be a multiple of."""
+    return tuple(sorted({model.n_kv_heads} | {g.n_kv_heads for g in model.attention.groups if g.n_kv_heads}))
+
+
 def checked_deployment(model: Model, deployment: Deployment, flags: Mapping[str, str] = MappingProxyType(FLAGS)) -> Deployment:
     """The deployment if it can serve ``model``; otherwise DeploymentError naming the flag (or key) and the reason."""
     d, where = deployment, flags
     for name in ("devices", "tensor_parallel", "pipeline_parallel", "expert_parallel", "data_parallel"):
         if getattr(d, name) < 1:
             raise DeploymentError(where[name], f"must be at least 1 (got {getattr(d, name)})")
-    for name in ("weight_format", "kv_format"):
-        if getattr(d, name) not in DTYPE_BYTES:
-            raise DeploymentError(where[name], f"storage format {getattr(d, name)!r} is not understood "
-                                               f"(known: {', '.join(DTYPE_BYTES)})")
+    for name, formats in (("weight_format", d.weight_formats.given.values()), ("kv_format", (d.kv_format,))):
+        for storage_format in formats:
+            if storage_format not in DTYPE_BYTES:
+                raise DeploymentError(where[name], f"storage format {storage_format!r} is not understood "
+                                                   f"(known: {', '.join(DTYPE_BYTES)})")
     tp, pp, dp, ep = d.tensor_parallel, d.pipeline_parallel, d.data_parallel, d.expert_parallel
     if tp * pp * dp != d.devices:
         raise DeploymentError(where["devices"], f"{d.devices} devices do not match TP {tp} x PP {pp} x DP {dp} = "
@@ -77,9 +88,13 @@ def checked_deployment(model: Model, deployment: Deployment, flags: Mapping[str,
     if model.n_q_heads % tp:
         raise DeploymentError(where["tensor_parallel"], f"TP {tp} does not divide the {model.n_q_heads} query heads of "
                                                         f"{model.name}")
-    if model.n_kv_heads % tp and tp % model.n_kv_heads:
-        raise DeploymentError(where["tensor_parallel"], f"TP {tp} neither divides nor is a multiple of the "
-                                                        f"{model.n_kv_heads} KV heads of {model.name}")
+    for heads in _kv_head_counts(model):
+        if heads % tp and tp % heads:
+            raise DeploymentError(where["tensor_parallel"], f"TP {tp} neither divides nor is a multiple of the "
+                                                            f"{heads} KV heads of {model.name}")
+    if model.dense_mlp_layers and model.intermediate_size % tp:
+        raise DeploymentError(where["tensor_parallel"], f"TP {tp} does not divide the {model.intermediate_size} "
+                                                        f"intermediate size of {model.name}'s MLP")
     if pp > model.n_layers:
         raise DeploymentError(where["pipeline_parallel"], f"PP {pp} exceeds the {model.n_layers} layers of {model.name}")
     if model.moe is None and ep > 1:
@@ -95,6 +110,10 @@ def checked_deployment(model: Model, deployment: Deployment, flags: Mapping[str,
                                                         f"TP {tp} x DP {dp} = {tp * dp} devices of a stage (EP "
                                                         f"{tp * dp}): tokens reach them by dispatch, the one exchange "
                                                         "modelled")
+    if model.moe is not None and model.moe.expert_intermediate_size % ((tp * dp) // ep):
+        raise DeploymentError(where["expert_parallel"], f"each expert splits over (TP x DP) / EP = {(tp * dp) // ep} "
+                                                        f"devices, which does not divide its "
+                                                        f"{model.moe.expert_intermediate_size} intermediate size")
     return d
 
 
@@ -132,18 +151,30 @@ def collective_link(device: Device, devices_file: str) -> CollectiveLink:
 
 @dataclass(frozen=True)
 class ServingInputs:
-    """What a deployment's step time and capacity need beyond the catalogue's specs: the stated assumptions."""
+    """What a deployment's step time and capacity need beyond the catalogue's specs: the stated assumptions, among
+    them each engine's memory rule and the engine whose rule applies unless another is named."""
 
-    usable_memory_fraction: float
+    engine: str
+    memories: Mapping[str, EngineMemory]
     collective_latency: float  # s
     activation_bytes: float  # bytes per activation value a collective moves
     hbm_bandwidth_efficiency: float
     provenance: Mapping[str, Sourced]
     devices_file: str
+    device_files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # devices of --specs files
+
+    def memory(self, engine: str | None = None) -> EngineMemory:
+        """The memory rule of ``engine``, or of the default engine (assumption engine)."""
+        return self.memories[engine or self.engine]
+
+    def file_of(self, device: Device) -> str:
+        """The spec file ``device`` was read from."""
+        return self.device_files.get(device.id, self.devices_file)
 
     def link_of(self, device: Device) -> CollectiveLink:
-        """The one-way rate ``device`` exchanges collectives at; SpecError when its spec has no scale-up link."""
-        return collective_link(device, self.devices_file)
+        """The one-way rate ``device`` exchanges collectives at; SpecError, naming the device's own spec file, when
+        its spec has no scale-up link."""
+        return collective_link(device, self.file_of(device))
 
     def link_for(self, device: Device, d: Deployment) -> CollectiveLink:
         """The link the collectives of ``d`` on ``device`` run over: NO_LINK on one device, which sends none."""
@@ -153,12 +184,19 @@ class ServingInputs:
 def load_serving_inputs(catalog: Catalog) -> ServingInputs:
     """The serving assumptions of the catalogue (config/assumptions.yaml)."""
     given = catalog.assumptions.provenance
-    names = ("usable_memory_fraction", "collective_latency", "activation_dtype", "hbm_bandwidth_efficiency")
+    rules = {engine: PARAMETERS[engine] for engine in ENGINES}
+    names = ("engine", *(parameter for parameter, _ in rules.values()), "collective_latency", "activation_dtype",
+             "hbm_bandwidth_efficiency")
+    memories = {engine: EngineMemory(engine, parameter, of, None if given[parameter].value == AUTO else given[parameter].value,
+                                     given[parameter].source)
+                for engine, (parameter, of) in rules.items()}
     return ServingInputs(
-        usable_memory_fraction=given["usable_memory_fraction"].value,
+        engine=given["engine"].value,
+        memories=MappingProxyType(memories),
         collective_latency=given["collective_latency"].value,
         activation_bytes=dtype_bytes(given["activation_dtype"].value),
         hbm_bandwidth_efficiency=given["hbm_bandwidth_efficiency"].value,
         provenance=MappingProxyType({name: given[name] for name in names}),
         devices_file=catalog.files["devices"],
+        device_files=catalog.device_files,
     )

@@ -41,6 +41,8 @@ def with_assumptions(devices: Mapping[str, Device], document: Mapping, reader) -
             flops[precision] = prov[f"dense_flops.{precision}"].value
         fabric = device.fabric
         if "fabric" in entry:
+            if device.fabric is not None:
+                raise SpecError(reader.file, f"{key}.fabric", "the devices file states this device's fabric; an assumption cannot replace it")
             if device.scale_up is None:
                 raise SpecError(reader.file, f"{key}.fabric", "a fabric needs the device's scale-up link (devices.yaml scale_up)")
             fabric = _fabric(entry["fabric"], key, prov, reader)

@@ -22,8 +22,8 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.hf_fields import ConfigFields, ImportRefused, Read
 from kvwall.inputs.hf_layouts import MODELLED_TYPES, Layout, read_layout
 from kvwall.inputs.loader import SpecError, load_user_specs
+from kvwall.inputs.quantization import PartLayout, checkpoint_formats
 from kvwall.inputs.specs import Model, Sourced
-from kvwall.units import UnitError, dtype_bytes
 
 __all__ = ["ImportRefused", "ImportedModel", "read_config", "load_imported", "entry_lines", "source_lines", "document_text"]
 
@@ -83,36 +83,6 @@ def _read_json(path: Path) -> dict:
     return document
 
 
-#: Names the published configs give formats that kvwall.units.STORAGE_FORMATS names otherwise.
-_FORMAT_NAMES = {"nvfp4": "fp4"}
-
-
-def weight_format(config: Mapping, quant: Mapping | None) -> tuple[str, str]:
-    """The checkpoint's stored weight format, as kvwall.units names it, and the key it was read from."""
-    name, key = _weight_format_as_given(config, quant)
-    return _FORMAT_NAMES.get(name, name), key
-
-
-def _weight_format_as_given(config: Mapping, quant: Mapping | None) -> tuple[str, str]:
-    if quant is not None:
-        algo = quant.get("quantization", {}).get("quant_algo")
-        if algo:
-            return algo.lower().replace("w4a16_", ""), "hf_quant_config.json: quantization.quant_algo"
-    q = config.get("quantization_config")
-    if isinstance(q, dict):
-        if q.get("quant_method") == "fp8":
-            return "fp8", "quantization_config.quant_method"
-        if q.get("quant_algo"):
-            return str(q["quant_algo"]).lower(), "quantization_config.quant_algo"
-        for group in q.get("config_groups", {}).values():
-            w = group.get("weights") or {}
-            if w.get("num_bits"):
-                return f"{w.get('type', 'int')}{w['num_bits']}", "quantization_config.config_groups.weights.num_bits"
-        return str(q.get("quant_method")), "quantization_config.quant_method"
-    dtype = config.get("torch_dtype") or config.get("dtype") or "bfloat16"
-    return {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(dtype, dtype), "torch_dtype"
-
-
 def _language_model(path: Path, config: dict) -> tuple[dict, str, str]:
     """The language model's keys (a multimodal wrapper's ``text_config``), their prefix and model type."""
     text, prefix = (config["text_config"], "text_config.") if isinstance(config.get("text_config"), dict) else (config, "")
@@ -156,14 +126,16 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
 
     entry: dict = {"name": hf_id.split("/")[-1], "hf_id": hf_id, "source": model_id}
     notes = list(layout.notes)
-    format_name, format_key = weight_format(config, quant)
-    try:
-        dtype_bytes(format_name)
-    except UnitError:
-        notes.append(f"weight_format: {format_name!r} ({format_key}) is not one storage format; left unresolved")
-    else:
-        entry["weight_format"] = format_name
-        notes.append(f"weight_format read from {format_key}")
+    moe = layout.moe.fields if layout.moe is not None else None
+    ffn_only = sum(int(g.fields["layers"].value) for g in layout.groups if g.kind == "none")
+    parts = PartLayout.of(int(L.value), int(moe["dense_layers"].value) if moe else None,
+                          bool(moe and moe["shared_experts"].value), tied, ffn_only)
+    formats = checkpoint_formats(path, config, quant, parts)
+    entry["weight_format"] = formats.entry
+    if formats.kv is not None:
+        entry["kv_format"] = formats.kv
+    notes.append(f"weight_format read from {formats.read_from}")
+    notes += formats.notes
     entry["attention"] = layout.attention
     entry["n_layers"] = L
     entry["n_q_heads"] = n_q

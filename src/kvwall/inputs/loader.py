@@ -8,6 +8,7 @@ built. Schemas live in the package (``kvwall/inputs/schemas``) so that ``kvwall 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -21,8 +22,9 @@ from kvwall.inputs.device_assumptions import with_assumptions
 from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.reader import SpecError, key_path, parse_yaml, read_yaml
 from kvwall.inputs.schema_library import jsonschema
-from kvwall.inputs.specs import (Device, Domain, FullAttention, LatentAttention, Link, MixtureOfExperts, Model, ScaleUpLink, SlidingWindowAttention, Sourced,
-                          Technique, Workload)
+from kvwall.inputs.engines import AUTO, ENGINES, PARAMETERS, SGLANG
+from kvwall.inputs.specs import (PART_NAMES, WEIGHT_PARTS, Device, Domain, Fabric, FullAttention, LatentAttention, Link, MixtureOfExperts, Model,
+                                 ScaleUpLink, SlidingWindowAttention, Sourced, Technique, WeightFormats, Workload)
 from kvwall.units import UnitError, dimension_of, dtype_bytes, to_base
 
 #: The spec files of a catalogue, by collection, relative to the config directory.
@@ -46,7 +48,8 @@ WHOLE = ("count", "tokens")
 #: The dimension of each numeric assumption of config/assumptions.yaml.
 ASSUMPTION_DIMENSIONS = {
     "tokens_per_k": "tokens", "prefill_mfu": "ratio", "attention_flops_at_full_context": "ratio", "moe_uniform_routing": "ratio",
-    "usable_memory_fraction": "ratio", "collective_latency": "s", "hbm_bandwidth_efficiency": "ratio",
+    "collective_latency": "s", "hbm_bandwidth_efficiency": "ratio",
+    **{parameter: "ratio" for parameter, _ in PARAMETERS.values()},
 }
 #: Device numbers no datasheet states (kvwall.inputs.device_assumptions); optional.
 DEVICE_ASSUMPTIONS_FILE = "device_assumptions.yaml"
@@ -205,6 +208,7 @@ def _devices(document: Mapping, reader: QuantityReader) -> dict[str, Device]:
                 prov["scale_up.links"] = reader.quantity(node["links"], f"{key}.scale_up.links", "count")
             scale_up = ScaleUpLink(node["name"], prov["scale_up.bandwidth"].value,
                                    int(prov["scale_up.links"].value) if "links" in node else None, node["direction"])
+        fabric = _spec_fabric(entry, key, prov, reader) if "fabric" in entry else None
         devices[device_id] = Device(
             id=device_id,
             name=entry["name"],
@@ -215,9 +219,23 @@ def _devices(document: Mapping, reader: QuantityReader) -> dict[str, Device]:
             die_to_die_bandwidth=d2d.value if d2d else None,
             dense_flops=MappingProxyType(flops),
             scale_up=scale_up,
+            fabric=fabric,
             provenance=MappingProxyType(prov),
         )
     return devices
+
+
+def _spec_fabric(entry: Mapping, key: str, prov: dict, reader: QuantityReader) -> Fabric:
+    """The fabric a device's own system datasheet states (a --specs device): its scale-up domain and scale-out link."""
+    if "scale_up" not in entry:
+        raise SpecError(reader.file, f"{key}.fabric", "a fabric needs the device's scale-up link (scale_up)")
+    node = entry["fabric"]
+    prov["fabric.domain"] = reader.quantity(node["domain"], f"{key}.fabric.domain", "count")
+    scale_out = node.get("scale_out")
+    if scale_out is None:
+        return Fabric(int(prov["fabric.domain"].value), None, None)
+    prov["fabric.scale_out"] = reader.quantity(scale_out["bandwidth"], f"{key}.fabric.scale_out.bandwidth", "bytes/s")
+    return Fabric(int(prov["fabric.domain"].value), scale_out["name"], prov["fabric.scale_out"].value)
 
 
 _MODEL_COUNTS = ("n_layers", "n_q_heads", "n_kv_heads", "head_dim", "hidden_size", "intermediate_size", "vocab_size")
@@ -236,13 +254,14 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             raise SpecError(reader.file, f"{key}.n_kv_heads", f"{n['n_kv_heads']} does not divide n_q_heads {n['n_q_heads']}")
         attention_node = entry["attention"]
         if attention_node["kind"] == "mla":
-            for name in ("kv_lora_rank", "qk_rope_head_dim", "index_head_dim"):
+            for name in ("kv_lora_rank", "qk_rope_head_dim", "index_head_dim", "q_lora_rank"):
                 if name in attention_node:
                     prov[f"attention.{name}"] = reader.quantity(attention_node[name], f"{key}.attention.{name}", "count", default)
-            index = int(prov["attention.index_head_dim"].value) if "attention.index_head_dim" in prov else 0
+            optional = {name: int(prov[f"attention.{name}"].value) for name in ("index_head_dim", "q_lora_rank")
+                        if f"attention.{name}" in prov}
             attention = LatentAttention(
-                n["n_layers"], n["n_q_heads"], int(prov["attention.kv_lora_rank"].value), int(prov["attention.qk_rope_head_dim"].value),
-                index)
+                n["n_layers"], n["n_q_heads"], int(prov["attention.kv_lora_rank"].value),
+                int(prov["attention.qk_rope_head_dim"].value), **optional)
         elif attention_node["kind"] == "sliding_window":
             prov["attention.window"] = reader.quantity(attention_node["window"], f"{key}.attention.window", "tokens", default)
             prov["attention.window_layers"] = reader.quantity(
@@ -272,12 +291,9 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
                 raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
             if moe.dense_layers > n["n_layers"]:
                 raise SpecError(reader.file, f"{key}.moe.dense_layers", f"{moe.dense_layers} exceeds n_layers {n['n_layers']}")
-        weight_format = entry.get("weight_format")
-        if weight_format is not None:
-            try:
-                dtype_bytes(weight_format)
-            except UnitError as err:
-                raise SpecError(reader.file, f"{key}.weight_format", str(err)) from None
+        kv_format = entry.get("kv_format")
+        if kv_format is not None:
+            _check_format(kv_format, reader.file, f"{key}.kv_format")
         models[model_id] = Model(
             id=model_id,
             name=entry["name"],
@@ -286,12 +302,38 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
             tied_embeddings=entry.get("tied_embeddings", False),
             moe=moe,
             hf_id=entry.get("hf_id"),
-            weight_format=weight_format,
+            kv_format=kv_format,
             max_context=prov["max_context"].value if "max_context" in prov else None,
             provenance=MappingProxyType(prov),
             **n,
         )
+        if "weight_format" in entry:
+            formats = _weight_formats(entry["weight_format"], models[model_id], reader.file, f"{key}.weight_format")
+            models[model_id] = replace(models[model_id], weight_format=formats)
     return models
+
+
+def _check_format(storage_format: str, file: str, key: str) -> None:
+    try:
+        dtype_bytes(storage_format)
+    except UnitError as err:
+        raise SpecError(file, key, str(err)) from None
+
+
+def _weight_formats(node: str | Mapping, model: Model, file: str, key: str) -> WeightFormats:
+    """A models.yaml ``weight_format``: one format for every part, or a mapping giving each part the model has."""
+    if isinstance(node, str):
+        _check_format(node, file, key)
+        return WeightFormats.uniform(node)
+    parts = model.weight_parts
+    for part, storage_format in node.items():
+        if part not in parts:
+            raise SpecError(file, f"{key}.{part}", f"{model.name} has no {PART_NAMES[part]} (its parts: {', '.join(parts)})")
+        _check_format(storage_format, file, f"{key}.{part}")
+    missing = [part for part in parts if part not in node]
+    if missing:
+        raise SpecError(file, key, f"no format for the {PART_NAMES[missing[0]]} (give every part of {', '.join(parts)})")
+    return WeightFormats(**{part: node.get(part) for part in WEIGHT_PARTS})
 
 
 def _links(document: Mapping, reader: QuantityReader) -> dict[str, Link]:
@@ -308,10 +350,12 @@ def _assumptions(document: Mapping, reader: QuantityReader) -> Assumptions:
         key = f"assumptions.{name}"
         if isinstance(node["value"], str):
             if name.endswith("dtype") or name == "compute_precision":
-                try:
-                    dtype_bytes(node["value"])
-                except UnitError as err:
-                    raise SpecError(reader.file, f"{key}.value", str(err)) from None
+                _check_format(node["value"], reader.file, f"{key}.value")
+            if name == "engine" and node["value"] not in ENGINES:
+                raise SpecError(reader.file, f"{key}.value", f"engine {node['value']!r} is not one of {', '.join(ENGINES)}")
+            if name in ASSUMPTION_DIMENSIONS and (name, node["value"]) != (PARAMETERS[SGLANG][0], AUTO):
+                computed = f" (only {PARAMETERS[SGLANG][0]} may be {AUTO!r})" if node["value"] == AUTO else ""
+                raise SpecError(reader.file, f"{key}.value", f"{node['value']!r} is not a number{computed}")
             values[name] = node["value"]
             prov[name] = Sourced(node["value"], node["value"], node.get("unit", ""), reader.source(node["source"], f"{key}.source"), reader.evidence)
         else:
@@ -421,6 +465,7 @@ def load_user_specs(path: str | Path, catalog: Catalog) -> Catalog:
     if unknown:
         raise SpecError(path, sorted(unknown)[0], "unknown section (expected evidence, sources, devices, models)")
     devices, models = dict(catalog.devices), dict(catalog.models)
+    device_files = dict(catalog.device_files)
     for collection, builder, target in (("devices", _devices, devices), ("models", _models, models)):
         if collection in document:
             part = {k: document[k] for k in ("evidence", "sources", collection) if k in document}
@@ -428,12 +473,14 @@ def load_user_specs(path: str | Path, catalog: Catalog) -> Catalog:
             added = builder(part, QuantityReader(path, part, part["evidence"]))
             _check_new_ids(target, added, path, collection, catalog.files[collection])
             target.update(added)
+            if collection == "devices":
+                device_files.update({device_id: str(path) for device_id in added})
     models = bind_state_dtype(models, catalog.assumptions.state_bytes_per_element, catalog.assumptions.provenance["state_dtype"])
     files = dict(catalog.files)
     return Catalog(
         devices=MappingProxyType(devices), models=MappingProxyType(models), links=catalog.links, domains=catalog.domains,
         techniques=catalog.techniques, workloads=catalog.workloads, assumptions=catalog.assumptions,
-        evaluation=catalog.evaluation, files=MappingProxyType(files),
+        evaluation=catalog.evaluation, files=MappingProxyType(files), device_files=MappingProxyType(device_files),
     )
 
 

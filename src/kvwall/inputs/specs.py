@@ -8,6 +8,7 @@ these objects and never read YAML; ``kvwall.inputs.loader`` builds them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import Mapping
 
@@ -218,6 +219,7 @@ class LatentAttention(EveryTokenCached):
     kv_lora_rank: int
     qk_rope_head_dim: int
     index_head_dim: int = 0
+    q_lora_rank: int = 0  # the query's down-projection rank, replicated on every TP rank; 0 where none is given
 
     @property
     def latent_dim(self) -> int:
@@ -383,12 +385,15 @@ class LayerGroup:
 
     def on_tensor_rank(self, tensor_parallel: int) -> LayerGroup:
         """What one of ``tensor_parallel`` ranks holds of the group: max(n_kv / TP, 1) whole KV heads of a key-value
-        layer (index keys whole), all of a latent, max(state_heads / TP, 1) / state_heads of a split state."""
+        layer (index keys whole), all of a latent, max(state_heads / TP, 1) / state_heads of a state split by its heads,
+        1 / TP of a state whose heads are not given (every TP rank holds its share, as the engines shard it)."""
         if self.kind in KEY_VALUE_KINDS:
             return replace(self, n_kv_heads=max(self.n_kv_heads // tensor_parallel, 1))
         if self.kind == STATE and self.state_heads:
             heads = max(self.state_heads // tensor_parallel, 1)
             return replace(self, state_elements=self.state_elements * heads / self.state_heads, state_heads=heads)
+        if self.kind == STATE:
+            return replace(self, state_elements=self.state_elements / tensor_parallel)
         return self
 
 
@@ -509,6 +514,83 @@ class MixtureOfExperts:
     latent_size: int = 0  # the width routed experts work in, projected from and back to the hidden size (0: hidden)
 
 
+ATTENTION, DENSE_MLP, SHARED_EXPERTS, EXPERTS, ROUTER, EMBEDDING, LM_HEAD = (
+    "attention", "dense_mlp", "shared_experts", "experts", "router", "embedding", "lm_head")
+#: The parts of a model's weights a checkpoint may store in different formats: the attention (or mixing) layers, the
+#: MLP of dense layers, the shared and the routed experts, the router, the input embedding and the output head.
+WEIGHT_PARTS = (ATTENTION, DENSE_MLP, SHARED_EXPERTS, EXPERTS, ROUTER, EMBEDDING, LM_HEAD)
+#: How a part is named in answers and tables.
+PART_NAMES = {ATTENTION: "attention", DENSE_MLP: "dense MLP", SHARED_EXPERTS: "shared experts", EXPERTS: "experts",
+              ROUTER: "router", EMBEDDING: "embedding", LM_HEAD: "LM head"}
+
+
+@dataclass(frozen=True)
+class WeightFormats:
+    """The storage format of each part of a model's weights (a name of kvwall.units.STORAGE_FORMATS), as a
+    checkpoint ships it: gpt-oss keeps its routed experts in MXFP4 and the rest in bf16, an FP8 checkpoint its
+    embedding and LM head in bf16. None for a part the model does not have."""
+
+    attention: str | None
+    dense_mlp: str | None
+    shared_experts: str | None
+    experts: str | None
+    router: str | None
+    embedding: str | None
+    lm_head: str | None
+
+    @classmethod
+    def uniform(cls, storage_format: str) -> "WeightFormats":
+        """Every part in one format: what a single ``weight_format`` means."""
+        return cls(*(storage_format,) * len(WEIGHT_PARTS))
+
+    def of(self, part: str) -> str | None:
+        """The format of ``part`` (one of WEIGHT_PARTS)."""
+        return getattr(self, part)
+
+    @cached_property
+    def given(self) -> Mapping[str, str]:
+        """The format of every part the model has, in the order of WEIGHT_PARTS."""
+        return MappingProxyType({part: self.of(part) for part in WEIGHT_PARTS if self.of(part) is not None})
+
+    @cached_property
+    def single(self) -> str | None:
+        """The one format of every part, or None where the parts differ."""
+        formats = set(self.given.values())
+        return formats.pop() if len(formats) == 1 else None
+
+    @property
+    def main(self) -> str:
+        """The format that sets the label: the routed experts', else the dense MLP's, else the attention's."""
+        return next(f for f in (self.experts, self.dense_mlp, self.attention, *self.given.values()) if f is not None)
+
+    def narrowed(self, storage_format: str, width: Mapping[str, float]) -> "WeightFormats":
+        """Every part stored wider than ``storage_format`` brought down to it, the narrower parts kept (``width``:
+        bytes per value of each format)."""
+        return WeightFormats(*(f if f is None or width[f] <= width[storage_format] else storage_format
+                               for f in (self.of(part) for part in WEIGHT_PARTS)))
+
+    @property
+    def label(self) -> str:
+        """``fp8``, or the main format and the parts in others: ``mxfp4 (bf16: attention, router, embedding, LM head)``."""
+        if self.single is not None:
+            return self.single
+        others: dict[str, list[str]] = {}
+        for part, storage_format in self.given.items():
+            if storage_format != self.main:
+                others.setdefault(storage_format, []).append(PART_NAMES[part])
+        listed = "; ".join(f"{storage_format}: {', '.join(parts)}" for storage_format, parts in others.items())
+        return f"{self.main} ({listed})"
+
+    @property
+    def short(self) -> str:
+        """The main format and the other formats alone, for a title: ``fp8 (+bf16)``."""
+        others = sorted({f for f in self.given.values() if f != self.main})
+        return self.main if not others else f"{self.main} (+{', '.join(others)})"
+
+    def __str__(self) -> str:
+        return self.label
+
+
 @dataclass(frozen=True)
 class Model:
     """A transformer's published architecture (SoK Table 1) and its nominal parameter count."""
@@ -527,7 +609,8 @@ class Model:
     tied_embeddings: bool = False
     moe: MixtureOfExperts | None = None
     hf_id: str | None = None  # Hugging Face address, org/model
-    weight_format: str | None = None  # the checkpoint's stored weight format
+    weight_format: WeightFormats | None = None  # the checkpoint's stored weight format of each part
+    kv_format: str | None = None  # the KV cache format the checkpoint states (kv_cache_quant_algo), where it does
     max_context: float | None = None  # tokens, max_position_embeddings
     provenance: Provenance = field(default_factory=_frozen, compare=False, repr=False)
 
@@ -535,6 +618,30 @@ class Model:
     def gqa_group(self) -> float:
         """g = n_q / n_kv (SoK section 3.2)."""
         return self.n_q_heads / self.n_kv_heads
+
+    @property
+    def dense_mlp_layers(self) -> int:
+        """Layers whose MLP is dense: every layer of a dense model, the dense_layers of an MoE model, and of a hybrid
+        stack only its FFN-only layers that are not MoE layers (its attention and state layers carry no MLP)."""
+        if self.moe is None:
+            return self.n_layers
+        ffn_only = sum(g.layers for g in self.attention.groups if g.kind == NONE)
+        return ffn_only - (self.n_layers - self.moe.dense_layers) if ffn_only else self.moe.dense_layers
+
+    @property
+    def weight_parts(self) -> tuple[str, ...]:
+        """The parts of WEIGHT_PARTS this model has: no experts or router without MoE, no shared experts without any,
+        no dense MLP where every MLP is an MoE layer, no LM head of its own when it is tied to the embedding."""
+        absent = set()
+        if self.moe is None:
+            absent |= {SHARED_EXPERTS, EXPERTS, ROUTER}
+        elif not self.moe.shared_experts:
+            absent.add(SHARED_EXPERTS)
+        if not self.dense_mlp_layers:
+            absent.add(DENSE_MLP)
+        if self.tied_embeddings:
+            absent.add(LM_HEAD)
+        return tuple(part for part in WEIGHT_PARTS if part not in absent)
 
 
 @dataclass(frozen=True)

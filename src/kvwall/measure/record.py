@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from kvwall.inputs.loader import SpecError, validate
+from kvwall.inputs.loader import validate
 from kvwall.inputs.reader import read_json
 from kvwall.measure.fingerprint import platform_slug
 

@@ -1,6 +1,9 @@
-"""Collectives a decode step needs under a deployment, in seconds: bytes over the per-device link plus a latency each.
+"""Collectives a decode step needs under a deployment: the bytes one device sends, and the seconds they take over the
+per-device link plus a latency each.
 
-Ring all-reduce under TP, dispatch and combine under EP, one send per stage boundary under PP. Devices are numbered
+Ring all-reduce under TP, dispatch and combine under EP, one send per stage boundary under PP; each for one forward
+of ``batch`` tokens (under PP a microbatch, kvwall.model.step_time). EP sends the average rank's share of the
+activations: the all-to-all waits for the busiest rank, which this time does not price. Devices are numbered
 TP fastest, then DP, then PP, and fill one scale-up domain after another; what a collective sends inside its
 domain goes at the scale-up rate, what it sends past it at the scale-out rate (kvwall.inputs.deployment
 CollectiveLink: the scale-up link of config/devices.yaml, the fabric of config/device_assumptions.yaml, the
@@ -8,6 +11,8 @@ latency of config/assumptions.yaml).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -103,6 +108,26 @@ def pipeline_time(model: Model, d: Deployment, batch: ArrayLike, link: Collectiv
 
 def collectives_time(model: Model, d: Deployment, batch: ArrayLike, link: CollectiveLink, latency: float,
                      activation_bytes: float) -> np.ndarray:
-    """Seconds of every collective of one decode step, none overlapped with the others or with the step."""
+    """Seconds of every collective of one forward through the pipeline, none overlapped with the others or with the
+    step."""
     args = (model, d, batch, link, latency, activation_bytes)
     return tensor_parallel_time(*args) + expert_parallel_time(*args) + pipeline_time(*args)
+
+
+def collective_bytes(model: Model, d: Deployment, batch: ArrayLike, activation_bytes: float) -> dict[str, np.ndarray]:
+    """Bytes one device of the busiest stage sends in one forward of ``batch`` tokens, by collective: its layers' TP
+    all-reduces, 2 ceil(L / PP) x 2 (TP - 1) / TP of ceil(b / DP) x hidden activations; EP dispatch and combine of
+    its MoE layers, 2 x k activations of its tokens, the (EP - 1) / EP bound elsewhere; one send of the replica's
+    activations to the next stage."""
+    b = np.asarray(batch, dtype=float)
+    stage = math.ceil(model.n_layers / d.pipeline_parallel) / model.n_layers
+    message = sequences_per_replica(b, d.data_parallel) * model.hidden_size * activation_bytes
+    tp = 2.0 * model.n_layers * stage * ring_all_reduce_bytes(message, d.tensor_parallel)
+    ep = np.zeros_like(b)
+    if model.moe is not None and d.expert_parallel > 1:
+        tokens = sequences_per_replica(b, d.data_parallel) / d.tensor_parallel
+        moe_layers = (model.n_layers - model.moe.dense_layers) * stage
+        ep = 2.0 * moe_layers * tokens * model.moe.experts_per_token * model.hidden_size * activation_bytes * (
+            (d.expert_parallel - 1) / d.expert_parallel)
+    pp = message if d.pipeline_parallel > 1 else np.zeros_like(b)
+    return {"TP": tp, "EP": ep, "PP": pp}

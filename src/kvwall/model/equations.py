@@ -88,9 +88,13 @@ def crossover_equation(model: Model, equation: str) -> str:
 
 
 def intensity_equation(model: Model) -> str:
-    """AI(s, b) of SoK section 3.1 in the model's terms."""
+    """AI(s, b) of SoK section 3.1 in the model's terms: absorbed MLA attends over the latent, 2 L n_q (2 d_c + d_r)
+    FLOPs per position (kvwall.inputs.specs.LatentAttention), as the value is computed."""
     window = ", s the positions a layer caches on average (window layers capped)" if model.attention.has_window else ""
-    return for_model(model, INTENSITY_EQUATION) + window
+    equation = INTENSITY_EQUATION
+    if isinstance(model.attention, LatentAttention):
+        equation = equation.replace("4 L n_q d_h s", "2 L n_q (2 d_c + d_r) s")
+    return for_model(model, equation) + window
 
 
 def ceiling_equation(model: Model, equation: str) -> str:
@@ -104,23 +108,37 @@ def ceiling_equation(model: Model, equation: str) -> str:
 
 
 def kv_share_equation(model: Model, d: Deployment) -> str:
-    """The per-device KV of the model's attention kind under the deployment, as an equation."""
+    """The per-device KV of the model's attention kind under the deployment, as an equation; b is the batch that
+    runs."""
     a = model.attention
     if isinstance(a, LayerStack):
         return ("ceil(b / DP) x each group's bytes at s on one TP rank (KV heads max(n_kv,g / TP, 1), a latent and "
                 "index keys whole, a state over its heads / TP), x ceil(L / PP) / L")
     if isinstance(a, LatentAttention):
         per_token = _with_index_keys(model, "L (d_c + d_r) w_kv, the whole latent on every TP rank")
+    elif isinstance(a, LayerStack):
+        per_token = ("the per-token bytes of each caching group at n_kv' heads x the positions it holds"
+                     + (", + the constant state split over its heads or TP" if a.state_elements else ""))
     elif a.has_window:
         per_token = "2 n_kv' d_h w_kv (L_full s + L_window min(s, W)) / s"
     else:
         per_token = "2 L n_kv' d_h w_kv"
     heads = kv_heads_per_device(model, d.tensor_parallel)
     head_note = "" if heads is None else f", n_kv' = max(n_kv / TP, 1) = {heads} heads per device"
-    return f"ceil(b / DP) s x {per_token}{head_note}, x ceil(L / PP) / L"
+    replicas = "ceil(b / DP)" if d.data_parallel > 1 else "b"
+    return f"{replicas} s x {per_token}{head_note}, x ceil(L / PP) / L; b the batch that runs"
 
 
-def weight_equation(model: Model, d: Deployment) -> str:
-    """The per-device weight bytes under the deployment, as an equation."""
-    experts = " + P_experts f_touched(b) / (TP DP)" if model.moe else ""
-    return f"((P - P_emb{' - P_experts' if model.moe else ''}) / (TP PP) + P_emb / TP{experts}) w_p"
+def weight_equation(model: Model, d: Deployment, read: bool = True) -> str:
+    """The per-device weight bytes under the deployment, as an equation: each part at its own width w (one w_p where
+    every part shares it); ``read``: those a step reads (the experts touched, the embedding rows gathered), else those
+    held."""
+    experts = (" + P_experts f_touched(b) / (TP DP)" if read else " + P_experts / (TP DP)") if model.moe else ""
+    router = " + P_router" if model.moe else ""
+    replicated = " + replicated k/v or MLA down-projections" if d.tensor_parallel > 1 else ""
+    head = "P_head / TP" if not model.tied_embeddings else "P_emb / TP (tied: read by the head)"
+    gathered = "" if model.tied_embeddings else (" + the embedding rows of the batch's tokens" if read else " + P_emb / TP")
+    if d.pipeline_parallel > 1:  # the busiest stage, the last, holds the head, not the embedding
+        head, gathered = f"{head} (the last stage)", ""
+    layers = "P_attention + P_mlp" + (" + P_shared" if model.moe and model.moe.shared_experts else "")
+    return f"(({layers}) / TP{replicated}{router}) ceil(L / PP) / L + {head}{experts}{gathered}, each part x its w"

@@ -1,10 +1,12 @@
-"""Parameter counts an architecture implies, layer by layer (SoK Table 8), against the published count."""
+"""Parameter counts an architecture implies, layer by layer (SoK Table 8), against the published count, and the
+published count split over the parts a checkpoint stores in their own formats."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvwall.inputs.specs import FullAttention, Model
+from kvwall.inputs.specs import (ATTENTION, DENSE_MLP, EMBEDDING, EXPERTS, LM_HEAD, ROUTER, SHARED_EXPERTS, WEIGHT_PARTS,
+                                 FullAttention, Model)
 
 
 @dataclass(frozen=True)
@@ -56,3 +58,29 @@ def architecture_params(model: Model) -> float | None:
         return model.n_layers * dense_layer_params(model).total + embedding_params(model)
     attention_only = dense_layer_params(model, intermediate_size=0).total
     return model.n_layers * attention_only + routed_expert_params(model) + embedding_params(model)
+
+
+def weight_part_params(model: Model) -> dict[str, float]:
+    """Parameters of each part of the weights (kvwall.inputs.specs.WEIGHT_PARTS), summing to the published count P.
+
+    The parts the fields fix: embedding and LM head V d each (the head none when tied), the routed experts, the router
+    (L - dense layers) E d, the shared experts (L - dense layers) n_shared m d d_ff,e and the dense MLP m d d_ff of each
+    dense-MLP layer (m = 3 gated, 2 non-gated); the attention (or mixing) layers are the rest, P less those, with the
+    norms, biases and the rounding of a published count. Where those parts alone exceed P (a count rounded down),
+    they are scaled to it and the attention is none."""
+    d, vocab, moe = model.hidden_size, model.vocab_size, model.moe
+    moe_layers = model.n_layers - moe.dense_layers if moe else 0
+    matrices = moe.expert_matrices if moe else 3
+    parts = {
+        DENSE_MLP: float(model.dense_mlp_layers * matrices * d * model.intermediate_size),
+        SHARED_EXPERTS: float(moe_layers * moe.shared_experts * matrices * d * moe.expert_intermediate_size) if moe else 0.0,
+        EXPERTS: routed_expert_params(model),
+        ROUTER: float(moe_layers * moe.routed_experts * d) if moe else 0.0,
+        EMBEDDING: float(vocab * d),
+        LM_HEAD: 0.0 if model.tied_embeddings else float(vocab * d),
+    }
+    fixed = sum(parts.values())
+    if fixed > model.params_nominal:
+        parts = {part: count * model.params_nominal / fixed for part, count in parts.items()}
+    parts[ATTENTION] = max(model.params_nominal - fixed, 0.0)
+    return {part: parts[part] for part in WEIGHT_PARTS}

@@ -6,8 +6,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kvwall.model.footprint import kv_bytes, kv_bytes_per_token_beyond_window
-from kvwall.model.params import routed_expert_params
-from kvwall.inputs.specs import Device, Model
+from kvwall.model.params import routed_expert_params, weight_part_params
+from kvwall.inputs.specs import EXPERTS, Device, Model, WeightFormats
+from kvwall.units import dtype_bytes
+
+#: The weights' storage: the paper's one width w_p in bytes, or a format per part (kvwall.inputs.specs.WeightFormats).
+Weights = float | WeightFormats
+
+
+def _one_width(weights: Weights) -> float | None:
+    """w_p where every weight has one width (the paper's frame), else None."""
+    if not isinstance(weights, WeightFormats):
+        return weights
+    return None if weights.single is None else dtype_bytes(weights.single)
 
 
 def experts_touched_fraction(model: Model, batch: ArrayLike) -> np.ndarray:
@@ -22,20 +33,31 @@ def experts_touched_fraction(model: Model, batch: ArrayLike) -> np.ndarray:
     return 1.0 - p_miss**b
 
 
-def resident_weight_bytes(model: Model, weight_bytes_per_param: float) -> float:
-    """P w_p: the bytes every weight occupies in memory, all MoE experts included (SoK section 1.2: 140 GB)."""
-    return model.params_nominal * weight_bytes_per_param
+def resident_weight_bytes(model: Model, weight_bytes_per_param: Weights) -> float:
+    """P w_p: the bytes every weight occupies in memory, all MoE experts included (SoK section 1.2: 140 GB); with a
+    format per part, each part's parameters (kvwall.model.params.weight_part_params) at its own width."""
+    width = _one_width(weight_bytes_per_param)
+    if width is not None:
+        return model.params_nominal * width
+    parts = weight_part_params(model)
+    return float(sum(parts[part] * dtype_bytes(f) for part, f in weight_bytes_per_param.given.items()))
 
 
-def step_weight_bytes(model: Model, weight_bytes_per_param: float, batch: ArrayLike = 1) -> np.ndarray:
+def step_weight_bytes(model: Model, weight_bytes_per_param: Weights, batch: ArrayLike = 1) -> np.ndarray:
     """Weight bytes read per decode step: P w_p, read once whatever the batch (SoK section 3.1).
 
     For an MoE model only the experts the batch touches are read: the always-active weights plus the touched
-    fraction of the routed experts.
+    fraction of the routed experts. With a format per part, each part at its own width.
     """
-    routed = routed_expert_params(model)
-    touched = routed * experts_touched_fraction(model, batch)
-    return (model.params_nominal - routed + touched) * weight_bytes_per_param
+    width = _one_width(weight_bytes_per_param)
+    if width is not None:
+        routed = routed_expert_params(model)
+        touched = routed * experts_touched_fraction(model, batch)
+        return (model.params_nominal - routed + touched) * width
+    parts, formats = weight_part_params(model), weight_bytes_per_param
+    always = sum(parts[part] * dtype_bytes(f) for part, f in formats.given.items() if part != EXPERTS)
+    experts = parts[EXPERTS] * dtype_bytes(formats.experts) if formats.experts else 0.0
+    return always + experts * experts_touched_fraction(model, batch)
 
 
 def active_params_per_token(model: Model) -> float:
@@ -65,7 +87,7 @@ def arithmetic_intensity(
     model: Model,
     context: ArrayLike,
     batch: ArrayLike,
-    weight_bytes_per_param: float,
+    weight_bytes_per_param: Weights,
     kv_bytes_per_element: ArrayLike,
 ) -> np.ndarray:
     """AI(s, b) = b (2P + 4 L n_q d_h s) / (P w_p + 2 b L n_kv d_h s w_kv) in FLOP/B (SoK section 3.1)."""

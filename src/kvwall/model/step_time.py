@@ -5,7 +5,12 @@
 - the estimate, the memory time at a stated bandwidth efficiency, max'ed with the compute time, plus every
   collective with no overlap.
 
-Under PP the stages run one after the other for a batch, so both take PP stage times.
+Under PP the engines (vLLM, SGLang, TensorRT-LLM) keep microbatches in flight, one per stage: each stage reads its
+weights once per microbatch and every sequence gets one token per round of all microbatches. With m = min(PP, b)
+microbatches of b / m sequences, the busiest stage works m stage times per round and a round takes at least PP
+stage times of one microbatch, so the time per output token is at least PP x max(memory, compute time) of one
+microbatch on it: the memory and compute time of the step (every microbatch) over the stages' occupancy m / PP.
+Fewer or more microbatches only lengthen it, so the bound holds under any such schedule.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from numpy.typing import ArrayLike
 
 from kvwall.inputs.deployment import CollectiveLink, Deployment
 from kvwall.inputs.specs import Model
-from kvwall.model.collectives import collectives_time
-from kvwall.model.sharding import kv_bytes_per_device, step_flops_per_device, step_weight_bytes_per_device
+from kvwall.model.collectives import collective_bytes, collectives_time
+from kvwall.model.sharding import (kv_bytes_per_device, pipeline_microbatches, step_flops_per_device,
+                                   weight_bytes_per_step)
 
 
 @dataclass(frozen=True)
 class DeviceStep:
-    """One device's decode step: bytes, FLOPs, the two step times and the collectives, arrays over (s, b)."""
+    """One device's decode step (every microbatch once): bytes, FLOPs, the two step times, the collectives and the
+    pipeline's microbatches, arrays over (s, b)."""
 
     weight_bytes: np.ndarray
     kv_bytes: np.ndarray
@@ -31,6 +38,7 @@ class DeviceStep:
     memory_time: np.ndarray
     compute_time: np.ndarray
     collectives_time: np.ndarray
+    microbatches: np.ndarray
     bound: np.ndarray
     estimate: np.ndarray
 
@@ -44,13 +52,16 @@ def device_step(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLik
                 link: CollectiveLink, latency: float, activation_bytes: float, efficiency: float) -> DeviceStep:
     """The decode step of ``batch`` sequences of ``context`` tokens on one device of the deployment; ``link`` carries
     its collectives (kvwall.inputs.deployment.NO_LINK for one device)."""
-    weights = step_weight_bytes_per_device(model, d, batch)
-    kv = kv_bytes_per_device(model, d, context, batch)
-    flops = step_flops_per_device(model, d, context, batch)
+    b = np.asarray(batch, dtype=float)
+    microbatches = pipeline_microbatches(d, b)
+    weights = weight_bytes_per_step(model, d, b)
+    kv = kv_bytes_per_device(model, d, context, b)
+    flops = step_flops_per_device(model, d, context, b)
     memory_time = (weights + kv) / bandwidth
     compute_time = np.asarray(flops) / peak_flops
-    collectives = collectives_time(model, d, batch, link, latency, activation_bytes)
-    stages = d.pipeline_parallel
+    idle = d.pipeline_parallel / microbatches  # stages over microbatches: 1 with a microbatch per stage or without PP
+    one_forward = b if d.pipeline_parallel == 1 else b / microbatches
+    collectives = collectives_time(model, d, one_forward, link, latency, activation_bytes)
     return DeviceStep(
         weight_bytes=weights,
         kv_bytes=kv,
@@ -58,9 +69,28 @@ def device_step(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLik
         memory_time=memory_time,
         compute_time=compute_time,
         collectives_time=collectives,
-        bound=stages * np.maximum(memory_time, compute_time),
-        estimate=stages * np.maximum(memory_time / efficiency, compute_time) + collectives,
+        microbatches=microbatches,
+        bound=np.maximum(memory_time, compute_time) if d.pipeline_parallel == 1 else idle * np.maximum(memory_time, compute_time),
+        estimate=(np.maximum(memory_time / efficiency, compute_time) if d.pipeline_parallel == 1 else
+                  idle * np.maximum(memory_time / efficiency, compute_time)) + collectives,
     )
+
+
+def step_time_bound(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLike, bandwidth: float,
+                    peak_flops: float) -> np.ndarray:
+    """The lower bound of device_step alone, without the collectives the estimate adds."""
+    b = np.asarray(batch, dtype=float)
+    memory_time = (weight_bytes_per_step(model, d, b) + kv_bytes_per_device(model, d, context, b)) / bandwidth
+    compute_time = np.asarray(step_flops_per_device(model, d, context, b)) / peak_flops
+    return d.pipeline_parallel / pipeline_microbatches(d, b) * np.maximum(memory_time, compute_time)
+
+
+def collective_bytes_per_step(model: Model, d: Deployment, batch: ArrayLike, activation_bytes: float) -> dict[str, np.ndarray]:
+    """Bytes one device sends per decode step, by collective (TP, EP, PP): those of one forward
+    (kvwall.model.collectives.collective_bytes) for every microbatch."""
+    b = np.asarray(batch, dtype=float)
+    microbatches = pipeline_microbatches(d, b)
+    return {name: microbatches * sent for name, sent in collective_bytes(model, d, b / microbatches, activation_bytes).items()}
 
 
 def token_rate(batch: ArrayLike, step_seconds: ArrayLike) -> np.ndarray:

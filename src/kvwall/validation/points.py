@@ -94,7 +94,9 @@ def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Dep
     """Fill the derived columns of the rows ``index``, which share one model, device and deployment."""
     group = points.loc[index]
     context = group["decode_context"].to_numpy(dtype=float)
-    fitting = sequences_that_fit(model, deployment, context, device.hbm_capacity, serving.usable_memory_fraction)
+    # The rows do not record the engines' memory settings; the default engine's rule (TensorRT-LLM's, the most
+    # generous of the three) keeps every row that ran.
+    fitting = sequences_that_fit(model, deployment, context, device.hbm_capacity, serving.memory())
     if not np.all(fitting >= 1):
         points.loc[index[fitting < 1], "reason"] = "the weights leave no room for one sequence's KV on this layout"
     batch = running_batch(group["in_flight"].to_numpy(dtype=float), np.maximum(fitting, 1.0))
