@@ -6,6 +6,7 @@ timings) still goes to the run log under .snakemake/log/; a job's own output goe
 """
 
 import logging
+from pathlib import Path
 import sys
 
 from snakemake.logging import DefaultFormatter, show_logs
@@ -29,7 +30,22 @@ def job_error_lines(record: logging.LogRecord, show_failed_logs: bool) -> list[s
     lines.extend(f"    {key}: {value}" for key, value in record.aux.items())
     if show_failed_logs and record.log:
         lines.extend(show_logs(record.log))
+    elif record.log:
+        lines.extend(log_tail(path) for path in record.log)
     return lines
+
+
+#: How much of a failed job's log the console shows without --show-failed-logs: its error is in the last lines.
+LOG_TAIL_LINES = 20
+
+
+def log_tail(path: str) -> str:
+    """The last lines of a failed job's log, indented under its error (the whole log stays in the file)."""
+    try:
+        tail = Path(path).read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+    except OSError:
+        return f"    (log {path} could not be read)"
+    return "\n".join(f"    | {line}" for line in tail)
 
 
 class LogHandler(LogHandlerBase):
