@@ -218,6 +218,7 @@ def file_hashes(root: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "file, old, new, message",
     [
@@ -266,6 +267,7 @@ def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, ne
     assert file_hashes(root) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("column, value, message", [
     ("system", "b300 sxm", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): system: 'b300 sxm' is not a safe name"),
     ("silicon_tpot_ms", "-3", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): silicon_tpot_ms: must be > 0"),
@@ -291,6 +293,7 @@ def test_a_bad_serving_measurement_stops_a_dry_run(tmp_path, column, value, mess
     assert file_hashes(root) == before
 
 
+@pytest.mark.slow
 def test_a_missing_required_file_stops_the_workflow(tmp_path):
     """Deleting config/tiers.yaml used to drop the jobs that read it and exit 0."""
     root = workflow_copy(tmp_path)
@@ -305,6 +308,7 @@ def test_a_missing_required_file_stops_the_workflow(tmp_path):
     assert file_hashes(root) == before
 
 
+@pytest.mark.slow
 def test_a_checkout_path_with_a_space_is_refused(tmp_path):
     (tmp_path / "with space").mkdir()
     root = workflow_copy(tmp_path / "with space")

@@ -9,8 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kvwall.cli.benchmark import jobs_run
 from test_bad_input import REPO, workflow_copy
+
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+pytestmark = pytest.mark.slow
 
 TABLES = ["tables/derived/table1_kv_per_token.csv", "tables/derived/combinations.csv"]
 #: Snakemake's command line prints this before any logger runs; it is the one line a build cannot leave out.

@@ -236,6 +236,7 @@ def test_figure_3_1_quotes_the_canonical_numbers(inputs, numbers):
     assert "W1, one transfer per layer, prefetched a layer ahead (Llama-3-70B on B200)" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", ["svg", "pdf", "png"])
 def test_tier_figures_save_byte_stable(tmp_path, inputs, numbers, suffix):
     drawings = {"fig3_1": lambda: four_constraints.draw(numbers, inputs.tiers),

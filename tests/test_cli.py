@@ -290,6 +290,7 @@ def test_bad_config_directory_gives_file_key_reason(capsys, tmp_path):
     assert capsys.readouterr().err == f"kvwall: {devices}: devices.b200.hbm_bandwidth.value: must be > 0 (got 0)\n"
 
 
+@pytest.mark.slow
 def test_installed_script_answers_and_fails_cleanly(tmp_path):
     """The `kvwall` entry point of the environment, run from the repository root, and outside any checkout (the
     catalogue shipped with kvwall answers there)."""

@@ -26,6 +26,9 @@ from kvwall.measure.config import load_measure_config
 from kvwall.measure.record import read_records
 from kvwall.tier.inputs import load_tiers
 
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: A device and a model with published numbers that the catalogue does not hold (NVIDIA H20 datasheet: 96 GB HBM3,

@@ -39,6 +39,7 @@ def test_every_figure_has_a_module_and_a_caption():
         assert (ROOT / "workflow" / "report" / f"{name}.rst").is_file(), name
 
 
+@pytest.mark.slow
 def test_fig1_bars_are_table1_bytes_per_token(figures, inputs):
     bars = tagged(figures["fig1_kv_footprint"], "kv_bytes_per_token")
     models = inputs.selections["table1_models"]

@@ -236,6 +236,7 @@ def snakemake(root: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_a_yte_config_runs_no_code(tmp_path):
     root = repository_copy(tmp_path)
     marker = tmp_path / "ran"
@@ -254,6 +255,7 @@ def kvwall_build(root: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_kvwall_build_refuses_a_yte_configfile_before_snakemake_reads_it(tmp_path):
     """Plain Snakemake would run this file's expression while parsing --configfile, before any workflow code."""
     root = repository_copy(tmp_path)
@@ -269,6 +271,7 @@ def test_kvwall_build_refuses_a_yte_configfile_before_snakemake_reads_it(tmp_pat
     assert done.stderr.startswith("kvwall: bad input: mine.yaml: ") and "alias" in done.stderr
 
 
+@pytest.mark.slow
 def test_kvwall_build_runs_snakemake_on_a_plain_configfile(tmp_path):
     root = repository_copy(tmp_path)
     done = kvwall_build(root, "-n", "--forceall", "tables/derived/table1_kv_per_token.csv", "--configfile", "config/config.yaml")
@@ -282,6 +285,7 @@ def test_kvwall_build_runs_snakemake_on_a_plain_configfile(tmp_path):
     assert kvwall_build(root, "--help").stdout.startswith("usage: kvwall build [SNAKEMAKE ARGUMENTS]")
 
 
+@pytest.mark.slow
 def test_a_failed_job_changes_no_committed_artifact(tmp_path):
     """A forced job-level failure (a table builder that raises) in a real build: the artifacts it would replace,
     and every other committed file, stay as they were; the console names the restore in one line."""
@@ -321,6 +325,7 @@ def test_json_answers_are_strict_json(capsys):
     json.loads(capsys.readouterr().out, parse_constant=lambda name: pytest.fail(f"{name} in JSON output"))
 
 
+@pytest.mark.slow
 def test_a_killed_build_recovers_on_a_plain_rerun(tmp_path):
     """A second build while one runs says so in one line; after a kill, a plain rerun removes the stale lock in one
     line, reruns the interrupted job and leaves every committed artifact as it was."""

@@ -363,6 +363,7 @@ def quick_run(tmp_path_factory):
     return status, path
 
 
+@pytest.mark.slow
 def test_quick_mode_writes_a_record_that_validates(quick_run, settings, catalog):
     status, path = quick_run
     record = read_record(path)  # validates against kvwall/inputs/schemas/measured_record.schema.yaml

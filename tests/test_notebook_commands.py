@@ -5,6 +5,9 @@ import re
 
 import pytest
 
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+pytestmark = pytest.mark.slow
+
 NOTEBOOKS = ("01_footprint_and_crossovers", "02_roofline_and_regimes", "03_comparison_matrix", "04_reproduction_audit")
 
 

@@ -8,6 +8,9 @@ import pytest
 from kvwall.report import contents
 from kvwall.report.page import build_report
 
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+pytestmark = pytest.mark.slow
+
 
 class _Sections(HTMLParser):
     """The HTML inside each <section id=...>, tags counted; every external reference kept."""

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+pytestmark = pytest.mark.slow
+
 TABLE = "tables/derived/table4_traffic_crossover.csv"
 
 

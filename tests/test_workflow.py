@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+pytestmark = pytest.mark.slow
+
 #: What a checkout needs to build every artifact.
 INPUTS = ("Snakefile", "workflow", "src", "config", "notebooks", "data", "matplotlibrc", "tests/fixtures/hf-configs")
 ARTIFACT_ROOTS = ("tables", "figures", "notebooks/executed", "CANONICAL-NUMBERS.md", "canonical-numbers.json")

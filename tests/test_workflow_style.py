@@ -4,6 +4,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+pytestmark = pytest.mark.slow
+
 
 def _run(root: Path, *command: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300)
