@@ -1,6 +1,7 @@
 """The kvwall command answers with the paper's numbers (SoK Tables 4, 5, 7, sections 1.2, 3.4), and fails cleanly."""
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -404,3 +405,33 @@ def test_every_command_the_readme_shows_answers(argv, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     assert main(argv) == 0
     assert capsys.readouterr().out
+
+
+def test_job_kinds_are_the_scripts_and_notebooks_the_run_log_lists():
+    log = ("[Wed Dec  2 12:38:34 2026]\nlocalrule figure_fig1:\n    input: matplotlibrc, .snakemake/kvwall-views/paper.pickle, "
+           "workflow/scripts/figure.py, src/kvwall/figures/style.py\n    output: figures/fig1.svg\n"
+           "localrule table:\n    input: .snakemake/kvwall-views/paper.pickle, workflow/scripts/write_table.py\n"
+           "rule table:\n    input: workflow/scripts/write_table.py, src/kvwall/render.py\n"
+           "localrule notebook_01:\n    input: notebooks/01_footprint.ipynb, tables/derived/table1.csv\n"
+           "localrule validation_tables:\n    input: .snakemake/kvwall-views/serving.pickle, src/kvwall/render.py\n"
+           "localrule all:\n    input: notebooks/executed/01_footprint.ipynb, figures/fig1.svg\n")
+    assert benchmark.job_kinds(log) == {"figure": 1, "write_table": 2, "notebook": 1, "validation_tables": 1}
+
+
+def test_a_scripts_floor_imports_what_it_imports_and_snakemakes_preamble_where_it_runs_under_script(tmp_path):
+    shell_job = tmp_path / "shell_job.py"
+    shell_job.write_text("import sys\nfrom kvwall.render import write_table\nfrom . import nothing\n")
+    script_job = tmp_path / "script_job.py"
+    script_job.write_text("import sys\n\nsys.stderr = open(snakemake.log[0], 'w')\n")
+    assert benchmark.script_imports(shell_job) == ("sys", "kvwall.render")
+    assert benchmark.script_imports(script_job) == ("snakemake.script", "sys")
+
+
+def test_the_floor_is_every_jobs_kind_floor_over_the_cores():
+    result = benchmark.BenchmarkResult(
+        cold_build=10.0, noop_build=0.5, contributor_loop=5.0, loop_jobs=3, load_average=0.0,
+        kind_floors=(benchmark.KindFloor("write_table", 28, 0.25), benchmark.KindFloor("figure", 9, 1.0)),
+        cores=4, grid_points=1, grid_throughput=1.0, validation_rows=1, validation_time=0.1)
+    assert result.jobs == 37
+    assert result.floor == pytest.approx((28 * 0.25 + 9 * 1.0) / min(4, os.cpu_count() or 1))
+    assert not result.targets()["every job kind's floor <= 0.5 s"]

@@ -560,8 +560,10 @@ def run_benchmark(args: argparse.Namespace) -> int:
     print(f"  cold build (--forceall)   {result.cold_build:8.2f} s  ({ratio})")
     print(f"  device and model added    {result.contributor_loop:8.2f} s  ({result.loop_jobs} jobs rerun)")
     print(f"  no-op rebuild             {result.noop_build:8.2f} s")
-    print(f"  floor                     {result.floor:8.2f} s  ({result.import_time:.2f} s interpreter + imports "
-          f"x {result.jobs} jobs / {result.parallelism})")
+    print(f"  floor                     {result.floor:8.2f} s  (each job's interpreter and imports, "
+          f"over {result.parallelism} at once)")
+    for kind in result.kind_floors:
+        print(f"    {kind.kind:<28} {kind.seconds:5.2f} s x {kind.jobs} jobs")
     print(f"  grid throughput           {result.grid_throughput:8.3g} points/s  ({result.grid_points:,} (s, b) points "
           f"in blocks of {benchmark.GRID_BLOCK_POINTS:,} over {result.parallelism} threads: AI, s*, regime, speedup, "
           "TP 4 step-time bound and estimate)")
