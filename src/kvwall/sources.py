@@ -27,6 +27,10 @@ def _is_type_checking_guard(node: ast.AST) -> bool:
     )
 
 
+#: The nodes that are or hold statements: an import is never inside an expression.
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
 def _imported_names(tree: ast.AST) -> list[str]:
     """Dotted kvwall names imported by the code of ``tree``: modules, and ``module.name`` for ``from`` imports."""
     names: list[str] = []
@@ -41,7 +45,8 @@ def _imported_names(tree: ast.AST) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] == PACKAGE:
             names.append(node.module)
             names += [f"{node.module}.{alias.name}" for alias in node.names]
-        pending.extend(ast.iter_child_nodes(node))
+        # imports are statements: only statements (and the handlers and cases that hold them) can hold one
+        pending.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, _HOLDS_STATEMENTS))
     return names
 
 
@@ -85,10 +90,15 @@ class SourceTree:
         return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
     @lru_cache(maxsize=None)
+    def _tree(self, module: str) -> ast.AST:
+        """The syntax tree of ``module``, parsed once."""
+        path = self._file(module)
+        return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+    @lru_cache(maxsize=None)
     def imports_of(self, module: str) -> tuple[str, ...]:
         """The kvwall modules that ``module`` imports directly, each with the packages above it."""
-        path = self._file(module)
-        return self._modules_named(_imported_names(ast.parse(path.read_text(encoding="utf-8"), str(path))))
+        return self._modules_named(_imported_names(self._tree(module)))
 
     def _modules_named(self, names: list[str]) -> tuple[str, ...]:
         found: set[str] = set()
@@ -121,9 +131,8 @@ class SourceTree:
     @lru_cache(maxsize=None)
     def _data_read_by(self, module: str) -> tuple[Path, ...]:
         """The files of the package data folders ``module`` opens as ``resources.files("<package>") / "<folder>"``."""
-        path = self._file(module)
         found: list[Path] = []
-        for package, folder in _data_folders_named(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        for package, folder in _data_folders_named(self._tree(module)):
             found += self._package_data(self.root.joinpath(*package.split("."))).get(folder, ())
         return tuple(found)
 
