@@ -23,6 +23,7 @@ FLOORS = {
     "kvwall.tables": 7,
     "kvwall.figures": 7,
     "kvwall.report": 7,
+    "kvwall.plan": 7,
     "kvwall.canonical": 8,
     "kvwall.cli": 9,
 }

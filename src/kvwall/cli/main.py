@@ -26,6 +26,7 @@ from kvwall.cli import advice, answers, benchmark, catalogue, serving
 from kvwall.cli.options import engine_option
 from kvwall.cli import build as build_command
 from kvwall.cli import diff as diff_command
+from kvwall.cli import plan as plan_command
 from kvwall.cli import template as template_command
 from kvwall.cli import validate as validate_command
 from kvwall.inputs.catalog import Catalog
@@ -734,6 +735,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     measure_command.register(subparsers)
     validate_command.register(subparsers, common, _catalog)
+    plan_command.register(subparsers, common, _model_on_device, format_option, engine_option)
     diff_command.register(subparsers)
     template_command.register(subparsers)
     subparsers.add_parser("build", help="snakemake, with every --configfile checked by kvwall before Snakemake reads it",
@@ -766,7 +768,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except SpecError as err:
         print(f"kvwall: {err}", file=sys.stderr)
-    except (CommandError, DomainError) as err:
+    except (CommandError, DomainError, plan_command.PlanError) as err:
         print(f"kvwall: {err}", file=sys.stderr)
     except BrokenPipeError:  # output piped into a reader that stopped early (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

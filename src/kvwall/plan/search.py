@@ -1,0 +1,136 @@
+"""The search behind `kvwall plan`: every layout of a model on up to N devices, every batch it holds, best first.
+
+A layout is any TP x PP x DP (experts over 1 or all TP x DP devices of a stage) on n <= N devices that the engines can
+run (kvwall.model.fitting.candidate_deployments). For each, every batch b from 1 to the sequences it holds at the
+longest context of a request, isl + osl (kvwall.model.capacity.sequences_that_fit, under the engine's memory rule),
+is evaluated at once: the time per output token at the mean context of a request's decode, isl + osl / 2, from the
+step-time function given (the estimate, never the bound), and the TTFT lower bound of one request's prompt
+(kvwall.model.first_token). Per device, a layout serves b / (TPOT x n) tokens per second; per user, 1 / TPOT.
+Within the targets the best is the most tokens per second per device, then the fewest devices, then the lowest
+TPOT; the frontier is every point that no other beats on both rates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from kvwall.inputs.deployment import Deployment
+from kvwall.inputs.engines import EngineMemory
+from kvwall.inputs.specs import Model, WeightFormats
+from kvwall.model.capacity import sequences_that_fit
+from kvwall.model.fitting import candidate_deployments
+
+#: Seconds per output token of a layout at a context, for an array of batches.
+StepSeconds = Callable[[Deployment, float, np.ndarray], np.ndarray]
+#: Seconds to the first token of one request's prompt on a layout.
+FirstTokenSeconds = Callable[[Deployment, float], float]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The requests a plan serves: prompt (isl) and output (osl) tokens, and the targets a user sees (s)."""
+
+    input_tokens: int
+    output_tokens: int
+    tpot_max: float
+    ttft_max: float | None = None
+
+    @property
+    def longest_context(self) -> float:
+        """The context a request's KV reaches: isl + osl."""
+        return float(self.input_tokens + self.output_tokens)
+
+    @property
+    def decode_context(self) -> float:
+        """The mean context over a request's decode: isl + osl / 2."""
+        return self.input_tokens + self.output_tokens / 2.0
+
+
+@dataclass(frozen=True)
+class LayoutCurve:
+    """One layout evaluated at every batch it holds: TPOT (s) per batch, and its TTFT bound (s)."""
+
+    deployment: Deployment
+    batches: np.ndarray
+    tpot: np.ndarray
+    ttft_bound: float
+
+    @property
+    def tokens_per_second_per_device(self) -> np.ndarray:
+        return self.batches / (self.tpot * self.deployment.devices)
+
+    @property
+    def tokens_per_second_per_user(self) -> np.ndarray:
+        return 1.0 / self.tpot
+
+
+@dataclass(frozen=True)
+class PlanPoint:
+    """A layout at one batch: what it serves and what each user sees."""
+
+    deployment: Deployment
+    batch: int
+    tpot: float  # s per output token (estimate)
+    ttft_bound: float  # s, lower bound of one request
+    tokens_per_second_per_device: float
+    tokens_per_second_per_user: float
+
+
+def layout_curves(model: Model, weight_format: str | WeightFormats, kv_format: str, devices: int, workload: Workload,
+                  hbm_capacity: float, memory: EngineMemory, linked: bool, step_seconds: StepSeconds,
+                  first_token_seconds: FirstTokenSeconds) -> list[LayoutCurve]:
+    """Every layout on 1 to ``devices`` devices (one device where there is no scale-up link: ``linked`` False) that
+    holds at least one request at its longest context, evaluated at every batch it holds."""
+    curves = []
+    for n in range(1, (devices if linked else 1) + 1):
+        for d in candidate_deployments(model, weight_format, kv_format, n):
+            held = int(sequences_that_fit(model, d, workload.longest_context, hbm_capacity, memory))
+            if held < 1:
+                continue
+            batches = np.arange(1, held + 1, dtype=float)
+            curves.append(LayoutCurve(d, batches, np.asarray(step_seconds(d, workload.decode_context, batches), dtype=float),
+                                      float(first_token_seconds(d, float(workload.input_tokens)))))
+    return curves
+
+
+def _point(curve: LayoutCurve, i: int) -> PlanPoint:
+    return PlanPoint(curve.deployment, int(curve.batches[i]), float(curve.tpot[i]), curve.ttft_bound,
+                     float(curve.tokens_per_second_per_device[i]), float(curve.tokens_per_second_per_user[i]))
+
+
+def best_within(curves: list[LayoutCurve], workload: Workload) -> list[PlanPoint]:
+    """Per layout that meets the targets, its batch with the most tokens per second per device; best first (most
+    tokens/s per device, then fewest devices, then lowest TPOT)."""
+    found = []
+    for curve in curves:
+        if workload.ttft_max is not None and curve.ttft_bound > workload.ttft_max:
+            continue
+        meets = np.flatnonzero(curve.tpot <= workload.tpot_max)
+        if meets.size:
+            found.append(_point(curve, int(meets[np.argmax(curve.tokens_per_second_per_device[meets])])))
+    return sorted(found, key=lambda p: (-p.tokens_per_second_per_device, p.deployment.devices, p.tpot))
+
+
+def closest(curves: list[LayoutCurve]) -> PlanPoint | None:
+    """Where nothing meets the targets: the layout with the lowest TPOT (at batch 1), fewest devices first."""
+    if not curves:
+        return None
+    return min((_point(c, 0) for c in curves), key=lambda p: (p.tpot, p.deployment.devices))
+
+
+def frontier(curves: list[LayoutCurve]) -> list[PlanPoint]:
+    """The points no other point beats on both tokens/s per device and tokens/s per user, fastest per user first."""
+    if not curves:
+        return []
+    per_user = np.concatenate([c.tokens_per_second_per_user for c in curves])
+    per_device = np.concatenate([c.tokens_per_second_per_device for c in curves])
+    devices = np.concatenate([np.full(c.batches.size, c.deployment.devices) for c in curves])
+    curve_of = np.concatenate([np.full(c.batches.size, k) for k, c in enumerate(curves)])
+    index_in = np.concatenate([np.arange(c.batches.size) for c in curves])
+    order = np.lexsort((devices, -per_device, -per_user))  # the last key sorts first
+    ranked = per_device[order]
+    best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ranked)[:-1]))
+    return [_point(curves[curve_of[k]], int(index_in[k])) for k in order[ranked > best_before]]
