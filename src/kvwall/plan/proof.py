@@ -1,0 +1,76 @@
+"""Whether the estimate picks the layouts the measurements pick: the measured groups ranked both ways.
+
+A group is the understood agg points of the serving measurements (kvwall.validation) that share a model, a
+system, an engine, a weight format and the lengths isl and osl, at two layouts or more. At a TPOT limit, each
+layout's throughput per GPU is its best in_flight / (TPOT x GPUs) over its points whose TPOT is within the limit:
+measured with the measured TPOT, estimated with the estimate's, at the same concurrencies. The layouts the
+measurements rank (those with a point within the limit) are ranked both ways; a layout the estimate puts past the
+limit at every concurrency ranks last. The limits are quantiles of the group's measured TPOT: the median, where
+half its points qualify, and the loosest, where all do. Top-1 agreement: both rankings put the same layout first;
+the rank correlation is Spearman's (ties at their mean rank), undefined where either ranking is all ties.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+#: The columns that make a group, and those that tell its layouts apart.
+GROUP = ("model", "device", "backend", "weight_format", "isl", "osl")
+LAYOUT = ("devices", "tp", "pp", "dp", "moe_ep")
+#: Each TPOT limit as the quantile of the group's measured TPOT it sits at.
+LIMITS = {"median": 0.5, "loosest": 1.0}
+
+
+def layout_name(row: pd.Series) -> str:
+    """4 GPUs TP4 EP4: the GPU count and the degrees above 1."""
+    degrees = [f"{name}{int(row[column])}" for name, column in (("TP", "tp"), ("PP", "pp"), ("DP", "dp"), ("EP", "moe_ep"))
+               if int(row[column]) > 1]
+    return " ".join([f"{int(row['devices'])} GPU{'s' if int(row['devices']) > 1 else ''}", *degrees])
+
+
+def _best_per_layout(group: pd.DataFrame, tpot_ms: str, limit: float) -> pd.Series:
+    """Per layout, the most tokens per second per GPU among its points with ``tpot_ms`` within ``limit``."""
+    within = group[group[tpot_ms] <= limit]
+    rate = within["in_flight"] / (within[tpot_ms] / 1e3) / within["devices"]
+    return rate.groupby(within["layout"]).max()
+
+
+def rankings(points: pd.DataFrame) -> pd.DataFrame:
+    """One row per group and limit: layouts ranked, the best of each ranking, top-1 agreement, rank correlation.
+
+    ``points``: understood points with the measured ``tpot_ms`` beside the estimate's ``tpot_estimate_ms``."""
+    agg = points[points["mode"] == "agg"].copy()
+    agg["layout"] = agg.apply(layout_name, axis=1) if not agg.empty else pd.Series(dtype=object)
+    found = []
+    for key, group in agg.groupby(list(GROUP), sort=True):
+        if group["layout"].nunique() < 2:
+            continue
+        for limit_name, quantile in LIMITS.items():
+            limit = float(np.quantile(group["tpot_ms"].to_numpy(dtype=float), quantile))
+            measured = _best_per_layout(group, "tpot_ms", limit)
+            if measured.size < 2:
+                continue
+            estimated = _best_per_layout(group, "tpot_estimate_ms", limit).reindex(measured.index).fillna(0.0)
+            measured_rank, estimated_rank = measured.rank(), estimated.rank()
+            defined = measured_rank.nunique() > 1 and estimated_rank.nunique() > 1
+            found.append({
+                **dict(zip(GROUP, key)), "limit": limit_name, "tpot_limit_ms": limit, "layouts": int(measured.size),
+                "measured_best": measured.idxmax(), "estimate_best": estimated.idxmax(),
+                "top1_agrees": bool(measured.idxmax() == estimated.idxmax()),
+                "rank_correlation": float(measured_rank.corr(estimated_rank)) if defined else np.nan,  # no BLAS
+                "measured_best_rate": float(measured.max()),
+                "estimate_of_measured_best": float(estimated[measured.idxmax()]),
+            })
+    return pd.DataFrame(found)
+
+
+def summary(ranked: pd.DataFrame) -> pd.DataFrame:
+    """Per limit: groups ranked, the share where the first layouts agree, the median rank correlation."""
+    rows = []
+    for limit_name in LIMITS:
+        at = ranked[ranked["limit"] == limit_name] if not ranked.empty else ranked
+        rows.append({"limit": limit_name, "groups": int(len(at)),
+                     "top1_agreement": float(at["top1_agrees"].mean()) if len(at) else np.nan,
+                     "median_rank_correlation": float(at["rank_correlation"].median()) if len(at) else np.nan})
+    return pd.DataFrame(rows)

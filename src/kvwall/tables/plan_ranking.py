@@ -1,0 +1,83 @@
+"""Whether the estimate ranks layouts as the measurements do (kvwall.plan.proof), per group and in summary.
+
+- tables/derived/plan_ranking: per group of measured agg points at two layouts or more and per TPOT limit, the
+  layouts ranked by measured and by estimated tokens per second per GPU, the first of each, whether they agree and
+  the rank correlation;
+- tables/derived/plan_ranking_summary: per limit, the share of groups whose first layouts agree and the median
+  rank correlation.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kvwall.render import Column, Table, keyed
+
+_SOURCE = "ai-dynamo/aiconfigurator silicon_sample.csv @095f58a51 (Apache-2.0), data/reported/serving-measurements.csv"
+_BASIS = ("A layout's rate is its best in_flight / (TPOT x GPUs) among its points within the limit, measured with "
+          "the measured TPOT and estimated with the step-time estimate's (kvwall.model.step_time, datasheet "
+          "bandwidth at the stated efficiency, collectives included, no fitted constant) at the same concurrencies; "
+          "the limits are the median and the largest measured TPOT of the group.")
+
+
+def _records(frame: pd.DataFrame, columns: tuple[Column, ...]) -> tuple[dict, ...]:
+    names = [c.name for c in columns]
+    return tuple({k: (None if pd.isna(v) else v) for k, v in row.items()} for row in frame[names].to_dict("records"))
+
+
+_RANKING = (
+    Column("model", "Model"),
+    Column("device", "Device"),
+    Column("backend", "Engine"),
+    Column("weight_format", "Weights"),
+    Column("isl", "ISL", None, "int"),
+    Column("osl", "OSL", None, "int"),
+    Column("limit", "TPOT limit"),
+    Column("tpot_limit_ms", "Limit", "derived", "fixed1", "ms"),
+    Column("layouts", "Layouts", "derived", "int"),
+    Column("measured_best", "First by measurement", "derived"),
+    Column("estimate_best", "First by estimate", "derived"),
+    Column("top1_agrees", "Agree", "derived"),
+    Column("rank_correlation", "Rank correlation", "derived", "fixed2"),
+    Column("measured_best_rate", "Its rate, measured", "derived", "int", "tok/s/GPU"),
+    Column("estimate_of_measured_best", "Its rate, estimated", "derived", "int", "tok/s/GPU"),
+)
+
+
+@keyed("model", "device", "backend", "weight_format", "isl", "osl", "limit")
+def ranking(ranked: pd.DataFrame) -> Table:
+    """Per group and limit, the two rankings' first layouts and their rank correlation."""
+    return Table(
+        id="plan_ranking",
+        title="Does the estimate pick the layout the measurements pick?",
+        caption="Per group of measured agg points that share a model, system, engine, weight format, ISL and OSL at "
+        "two layouts or more: the layouts ranked by measured and by estimated tokens per second per GPU at a TPOT "
+        "limit, the first of each, whether they agree, and Spearman's rank correlation (blank where a ranking is all "
+        "ties). A disagreement stays in the table with the rates of the measured first layout both ways. " + _BASIS,
+        columns=_RANKING,
+        rows=_records(ranked.assign(top1_agrees=ranked["top1_agrees"].map({True: "yes", False: "no"})), _RANKING)
+        if not ranked.empty else (),
+        sources=(_SOURCE,),
+    )
+
+
+_SUMMARY = (
+    Column("limit", "TPOT limit"),
+    Column("groups", "Groups", "derived", "int"),
+    Column("top1_agreement", "First layouts agree", "derived", "percent0"),
+    Column("median_rank_correlation", "Median rank correlation", "derived", "fixed2"),
+)
+
+
+@keyed("limit")
+def ranking_summary(summary: pd.DataFrame) -> Table:
+    """Per limit, top-1 agreement and the median rank correlation over the groups."""
+    return Table(
+        id="plan_ranking_summary",
+        title="The estimate's layout rankings against the measurements', in summary",
+        caption="Over the groups of tables/derived/plan_ranking, per TPOT limit: the share whose first layouts agree "
+        "and the median rank correlation. " + _BASIS,
+        columns=_SUMMARY,
+        rows=_records(summary, _SUMMARY),
+        sources=(_SOURCE,),
+    )

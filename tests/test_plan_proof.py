@@ -1,0 +1,61 @@
+"""The layout rankings of kvwall.plan.proof, on groups small enough to rank by hand."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kvwall.plan.proof import layout_name, rankings, summary
+
+
+def _points(layouts):
+    """Agg points of one group: per layout (devices, tp, dp), its (in_flight, measured TPOT, estimated TPOT) points."""
+    rows = []
+    for (devices, tp, dp), points in layouts.items():
+        for in_flight, measured, estimated in points:
+            rows.append({"model": "m", "device": "d", "backend": "vllm", "weight_format": "fp8", "isl": 1024,
+                         "osl": 1024, "mode": "agg", "devices": devices, "tp": tp, "pp": 1, "dp": dp, "moe_ep": 1,
+                         "in_flight": in_flight, "tpot_ms": measured, "tpot_estimate_ms": estimated})
+    return pd.DataFrame(rows)
+
+
+# Measured TPOT over the group: 10, 20, 12, 30, 15, 40 ms; median 17.5 ms.
+GROUP = _points({
+    (1, 1, 1): [(8, 10.0, 5.0), (32, 20.0, 10.0)],   # TP1: within 17.5 ms only b=8: 8 / 10 ms = 800 tok/s/GPU
+    (2, 2, 1): [(16, 12.0, 6.0), (64, 30.0, 12.0)],  # TP2: 16 / 12 ms / 2 = 666.7
+    (4, 2, 2): [(64, 15.0, 20.0), (256, 40.0, 50.0)],  # TP2 DP2: 64 / 15 ms / 4 = 1,066.7; estimated past the limit
+})
+
+
+def test_a_group_ranked_both_ways_by_hand():
+    ranked = rankings(GROUP).set_index("limit")
+    median = ranked.loc["median"]
+    assert median["tpot_limit_ms"] == pytest.approx(17.5)
+    assert median["measured_best"] == "4 GPUs TP2 DP2" and median["measured_best_rate"] == pytest.approx(64 / 0.015 / 4)
+    # estimated within 17.5 ms: TP1 32 / 10 ms = 3,200; TP2 64 / 12 ms / 2 = 2,666.7; TP2 DP2 none (ranks last)
+    assert median["estimate_best"] == "1 GPU" and median["estimate_of_measured_best"] == 0.0
+    assert not median["top1_agrees"]
+    # measured ranks (TP1, TP2, TP2 DP2) = (2, 1, 3), estimated (3, 2, 1): Spearman -0.5
+    assert median["rank_correlation"] == pytest.approx(-0.5)
+    loosest = ranked.loc["loosest"]
+    # every point: measured TP1 32 / 20 ms = 1,600, TP2 64 / 30 ms / 2 = 1,066.7, TP2 DP2 256 / 40 ms / 4 = 1,600
+    # (a tie, the first in order wins), estimated 3,200, 2,666.7, 1,280
+    assert loosest["measured_best"] == "1 GPU" and loosest["estimate_best"] == "1 GPU" and loosest["top1_agrees"]
+    assert loosest["rank_correlation"] == pytest.approx(np.corrcoef([2.5, 1, 2.5], [3, 2, 1])[0, 1])
+
+
+def test_a_group_at_one_layout_and_disagg_points_are_not_ranked():
+    one_layout = GROUP[GROUP["devices"] == 1]
+    assert rankings(one_layout).empty
+    assert rankings(GROUP.assign(mode="disagg")).empty
+
+
+def test_the_summary_counts_agreement_per_limit():
+    table = summary(rankings(GROUP)).set_index("limit")
+    assert table.loc["median", "groups"] == 1 and table.loc["median", "top1_agreement"] == 0.0
+    assert table.loc["loosest", "top1_agreement"] == 1.0
+
+
+def test_a_layout_is_named_by_its_gpus_and_degrees_above_one():
+    row = pd.Series({"devices": 8, "tp": 4, "pp": 1, "dp": 2, "moe_ep": 8})
+    assert layout_name(row) == "8 GPUs TP4 DP2 EP8"
+    assert layout_name(pd.Series({"devices": 1, "tp": 1, "pp": 1, "dp": 1, "moe_ep": 1})) == "1 GPU"

@@ -1,0 +1,25 @@
+# Planning: whether the step-time estimate ranks the layouts of each measured group as the measurements do
+# (kvwall.plan.proof), from the same validation of the serving measurements.
+PLAN_TABLES = ("derived/plan_ranking", "derived/plan_ranking_summary")
+PLAN_ARTIFACTS = expand("tables/{table}.{ext}", table=PLAN_TABLES, ext=("csv", "md", "tex"))
+TABLE_ARTIFACTS += PLAN_ARTIFACTS
+
+
+rule plan_ranking:
+    input:
+        view=VIEWS["serving"],
+        measurements=SERVING_MEASUREMENTS,
+        validation=VALIDATION_MAP,
+        script="workflow/scripts/plan_ranking.py",
+        code=kvwall_code("workflow/scripts/plan_ranking.py"),
+    output:
+        PLAN_ARTIFACTS,
+    log:
+        "logs/tables/derived/plan_ranking.log",
+    conda:
+        "../envs/kvwall.yaml"
+    params:
+        stamps=CHECKED_STAMPS,
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
+        "{params.stamps:q} 2> {log:q}"
