@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kvwall.plan.proof import layout_name, rankings, summary
+from kvwall.plan.proof import layout_name, rank_correlation, rankings, summary
 
 
 def _points(layouts):
@@ -59,3 +59,10 @@ def test_a_layout_is_named_by_its_gpus_and_degrees_above_one():
     row = pd.Series({"devices": 8, "tp": 4, "pp": 1, "dp": 2, "moe_ep": 8})
     assert layout_name(row) == "8 GPUs TP4 DP2 EP8"
     assert layout_name(pd.Series({"devices": 1, "tp": 1, "pp": 1, "dp": 1, "moe_ep": 1})) == "1 GPU"
+
+
+def test_the_rank_correlation_is_spearmans_and_exact():
+    first, second = pd.Series([1.0, 2.0, 3.0, 4.0]), pd.Series([1.0, 3.0, 2.0, 4.0])
+    assert rank_correlation(first, second) == pytest.approx(0.8)  # 1 - 6 x 2 / (4 x 15)
+    assert rank_correlation(first, first) == 1.0
+    assert rank_correlation(first, first[::-1].reset_index(drop=True)) == -1.0
