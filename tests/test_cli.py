@@ -435,3 +435,9 @@ def test_the_floor_is_every_jobs_kind_floor_over_the_cores():
     assert result.jobs == 37
     assert result.floor == pytest.approx((28 * 0.25 + 9 * 1.0) / min(4, os.cpu_count() or 1))
     assert not result.targets()["every job kind's floor <= 0.5 s"]
+
+
+def test_the_plan_benchmark_counts_the_points_the_command_searches():
+    catalog = load_catalog(CONFIG)
+    points, seconds = benchmark.plan_search_time(catalog, repeats=1)
+    assert points > benchmark.PLAN_CANDIDATES and seconds > 0

@@ -18,12 +18,13 @@ import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 from pathlib import Path
 
 import numpy as np
 
+from kvwall.cli.plan import plan_curves
 from kvwall.cli.template import ENTRIES, SOURCES
 from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import traffic_compression
@@ -34,6 +35,7 @@ from kvwall.inputs.deployment import Deployment, ServingInputs, load_serving_inp
 from kvwall.inputs.serving import SERVING_MEASUREMENTS
 from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.validation.run import validate, validate_file
+from kvwall.plan.search import Workload, best_within, frontier
 
 #: What a build needs even where git ignores it or there is no git checkout: these paths, where present.
 WORKFLOW_PATHS = ("Snakefile", "workflow", "config", "notebooks", "data")
@@ -51,6 +53,12 @@ CONTRIBUTOR_LOOP_SECONDS = 10.0
 NOOP_SECONDS = 1.0
 POINTS_PER_SECOND = 5e7
 VALIDATION_SECONDS = 1.0
+#: `kvwall plan`'s search: every layout of PLAN_MODEL on up to PLAN_DEVICES of PLAN_DEVICE at every batch it holds
+#: (at least PLAN_CANDIDATES of them) within PLAN_SECONDS, best and frontier included.
+PLAN_MODEL, PLAN_DEVICE, PLAN_DEVICES = "deepseek-v3", "b200", 72
+PLAN_WORKLOAD = Workload(input_tokens=8192, output_tokens=1024, tpot_max=0.05)
+PLAN_CANDIDATES = 100_000
+PLAN_SECONDS = 1.0
 #: `kvwall measure --quick`, the whole command from its start, in at most this many seconds.
 MEASURE_QUICK_SECONDS = 10.0
 #: The deployment whose per-device step the grid evaluates beside the paper's one-device numbers.
@@ -91,6 +99,8 @@ class BenchmarkResult:
     validation_time: float  # s, every row of SERVING_MEASUREMENTS evaluated once it is read
     measure_quick: float = 0.0  # s, `kvwall measure --quick` from the command's start to its exit
     measure_quick_valid: bool = False  # whether that run called itself valid (a busy machine makes it refuse)
+    plan_candidates: int = 0  # (layout, batch) points `kvwall plan` evaluated
+    plan_time: float = 0.0  # s, the search, best and frontier included
 
     @property
     def parallelism(self) -> int:
@@ -118,6 +128,8 @@ class BenchmarkResult:
             f"grid throughput >= {POINTS_PER_SECOND:.0e} points/s".replace("e+0", "e"): self.grid_throughput >= POINTS_PER_SECOND,
             f"validation of every serving point < {VALIDATION_SECONDS:g} s": self.validation_time < VALIDATION_SECONDS,
             f"kvwall measure --quick <= {MEASURE_QUICK_SECONDS:g} s": self.measure_quick <= MEASURE_QUICK_SECONDS,
+            f"plan search of >= {PLAN_CANDIDATES:.0e} candidates < {PLAN_SECONDS:g} s".replace("e+0", "e"):
+                self.plan_candidates >= PLAN_CANDIDATES and self.plan_time < PLAN_SECONDS,
         }
 
 
@@ -319,6 +331,21 @@ def measure_quick_time(repo: Path) -> tuple[float, bool]:
     return elapsed, run.returncode == 0
 
 
+def plan_search_time(catalog: Catalog, repeats: int = 3) -> tuple[int, float]:
+    """(layout, batch) points of `kvwall plan`'s search of PLAN_MODEL on up to PLAN_DEVICES, and the fastest of
+    ``repeats`` searches with the best and the frontier (s)."""
+    catalog = replace(catalog, assumptions=replace(catalog.assumptions, weight_dtype="fp8", kv_dtype="fp8"))
+    model, device = catalog.models[PLAN_MODEL], catalog.devices[PLAN_DEVICE]
+    times, points = [], 0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        curves = plan_curves(catalog, model, device, "fp8", PLAN_DEVICES, PLAN_WORKLOAD)
+        best_within(curves, PLAN_WORKLOAD), frontier(curves)
+        times.append(time.perf_counter() - start)
+        points = sum(c.batches.size for c in curves)
+    return points, min(times)
+
+
 def _stage(text: str) -> None:
     print(f"kvwall benchmark: {text}", file=sys.stderr, flush=True)
 
@@ -344,6 +371,8 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
     rows, validation = validation_time(repo, catalog)
     progress("kvwall measure --quick")
     quick, quick_valid = measure_quick_time(repo)
+    progress("kvwall plan's search")
+    plan_candidates, plan_time = plan_search_time(catalog)
     return BenchmarkResult(
         cold_build=cold,
         noop_build=noop,
@@ -358,4 +387,6 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
         validation_time=validation,
         measure_quick=quick,
         measure_quick_valid=quick_valid,
+        plan_candidates=plan_candidates,
+        plan_time=plan_time,
     )

@@ -572,6 +572,9 @@ def run_benchmark(args: argparse.Namespace) -> int:
           "deployment, bounds, estimate, realizations, regime, gap fits, format pairs)")
     print(f"  kvwall measure --quick    {result.measure_quick:8.2f} s  (the command as run, record included; the run "
           f"{'called itself valid' if result.measure_quick_valid else 'refused to call itself valid'})")
+    print(f"  kvwall plan's search      {result.plan_time:8.3f} s  ({result.plan_candidates:,} (layout, batch) points of "
+          f"{benchmark.PLAN_MODEL} on up to {benchmark.PLAN_DEVICES} {benchmark.PLAN_DEVICE}, best and frontier "
+          "included)")
     print("Targets")
     for target, ok in met.items():
         print(f"  {'PASS' if ok else 'MISS'}  {target}")
