@@ -23,3 +23,34 @@ rule plan_ranking:
     shell:
         "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
         "{params.stamps:q} 2> {log:q}"
+
+
+PLAN_FIGURE_ARTIFACTS = expand("figures/plan_frontier.{ext}", ext=("svg", "pdf", "png"))
+
+
+rule plan_frontier:
+    input:
+        "matplotlibrc",
+        view=VIEWS["serving"],
+        measurements=SERVING_MEASUREMENTS,
+        validation=VALIDATION_MAP,
+        script="workflow/scripts/plan_frontier.py",
+        code=kvwall_code("workflow/scripts/plan_frontier.py"),
+    output:
+        svg=report(
+            "figures/plan_frontier.svg",
+            caption="../report/plan_frontier.rst",
+            category="Planning",
+            labels={"figure": "plan_frontier", "evidence": "derived, reported"},
+        ),
+        pdf="figures/plan_frontier.pdf",
+        png="figures/plan_frontier.png",
+    log:
+        "logs/figures/plan_frontier.log",
+    conda:
+        "../envs/kvwall.yaml"
+    params:
+        stamps=CHECKED_STAMPS,
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
+        "{params.stamps:q} 2> {log:q}"

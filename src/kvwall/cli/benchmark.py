@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-from kvwall.cli.plan import plan_curves
 from kvwall.cli.template import ENTRIES, SOURCES
 from kvwall.inputs.catalog import Catalog
 from kvwall.model.footprint import traffic_compression
@@ -35,6 +34,7 @@ from kvwall.inputs.deployment import Deployment, ServingInputs, load_serving_inp
 from kvwall.inputs.serving import SERVING_MEASUREMENTS
 from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.validation.run import validate, validate_file
+from kvwall.plan.curves import plan_curves
 from kvwall.plan.search import Workload, best_within, frontier
 
 #: What a build needs even where git ignores it or there is no git checkout: these paths, where present.

@@ -13,15 +13,12 @@ import json
 from dataclasses import asdict
 from typing import Callable
 
-import numpy as np
-
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.deployment import Deployment, load_serving_inputs
+from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.specs import Device, Model
-from kvwall.model.first_token import first_token_bound
 from kvwall.model.sharding import resident_weight_bytes_per_device
-from kvwall.model.step_time import device_step
-from kvwall.plan.search import LayoutCurve, PlanPoint, Workload, best_within, closest, frontier, layout_curves
+from kvwall.plan.curves import plan_curves
+from kvwall.plan.search import PlanPoint, Workload, best_within, closest, frontier
 
 #: The most devices a plan may span, and the layouts it prints.
 MAX_PLAN_DEVICES = 128
@@ -61,23 +58,6 @@ def _row(p: PlanPoint, model: Model) -> dict:
 def _line(p: PlanPoint) -> str:
     return (f"  {p.deployment.devices:>7}  {p.deployment.label:<20}{p.batch:>7}{p.tpot * 1e3:>9.1f} ms"
             f"{p.ttft_bound * 1e3:>9.1f} ms{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}")
-
-
-def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, gpus: int, workload: Workload,
-                engine: str | None = None) -> list[LayoutCurve]:
-    """Every layout of ``model`` on up to ``gpus`` devices at every batch it holds, in the catalogue's formats, with
-    the step-time estimate and the TTFT bound of the device at ``precision``."""
-    serving = load_serving_inputs(catalog)
-    a, peak, bandwidth = catalog.assumptions, device.dense_flops[precision], device.hbm_bandwidth
-
-    def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:
-        return device_step(model, d, context, batches, bandwidth, peak, serving.link_for(device, d),
-                           serving.collective_latency, serving.activation_bytes,
-                           serving.hbm_bandwidth_efficiency).estimate
-
-    return layout_curves(model, a.weight_dtype, a.kv_dtype, gpus, workload, device.hbm_capacity, serving.memory(engine),
-                         device.scale_up is not None, step_seconds,
-                         lambda d, prompt: float(first_token_bound(model, d, prompt, bandwidth, peak)))
 
 
 def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace], tuple[Catalog, Model, Device, str]]) -> int:

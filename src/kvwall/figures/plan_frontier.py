@@ -1,0 +1,43 @@
+"""The frontier `kvwall plan` derives (tokens/s per GPU against tokens/s per user) with the engines' measured points
+on top, one panel per model (kvwall.plan.frontiers): derived line, reported markers, never one colour."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
+
+from kvwall.figures.serving import engine_name
+from kvwall.figures.style import EVIDENCE_COLORS, new_figure, settle
+from kvwall.inputs.catalog import Catalog
+
+
+#: A marker per engine, so that engines measured on one panel never share one.
+ENGINE_MARKERS = {"sglang": "s", "trtllm": "^", "vllm": "o"}
+
+
+def draw(panels: Sequence, catalog: Catalog) -> Figure:
+    """``panels``: kvwall.plan.frontiers.FrontierPanel, each drawn on log-log axes."""
+    fig = new_figure(2.9 * max(len(panels), 1) + 0.4, 3.8, "derived frontier, reported measurements")
+    axes = fig.subplots(1, max(len(panels), 1), squeeze=False)[0]
+    for ax, panel in zip(axes, panels):
+        ax.plot(panel.frontier_per_user, panel.frontier_per_gpu, "-", color=EVIDENCE_COLORS["derived"],
+                label="kvwall plan's frontier (derived)")
+        for engine, (per_user, per_gpu) in panel.measured.items():
+            ax.plot(per_user, per_gpu, ENGINE_MARKERS.get(engine, "D"), mfc="none", ms=4, color=EVIDENCE_COLORS["reported"],
+                    label=f"{engine_name(engine)}, measured (reported)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("tokens/s per user")
+        ax.set_ylabel("tokens/s per GPU")
+        ax.set_title(f"{catalog.models[panel.model].name} on up to {panel.devices} x "
+                     f"{catalog.devices[panel.device].name}\n{panel.weight_format.upper()} weights, 1,024 in / 1,024 out",
+                     fontsize=8)
+        ax.grid(alpha=0.3, which="both")
+    entries = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
+    fig.legend(list(entries.values()), list(entries), fontsize=7, loc="outside lower center", ncols=2)
+    fig.suptitle("What kvwall plan derives against what the engines measured (frontier: derived; points: reported)",
+                 fontsize=9)
+    return settle(fig)

@@ -1,0 +1,72 @@
+"""The frontier `kvwall plan` derives beside the points the engines measured, for the best-measured models.
+
+A panel is a model, a system and a weight format at 1,024 input and 1,024 output tokens, agg mode; the panels are
+those with the most measured points, one per model. The frontier is kvwall.plan.search.frontier over every layout
+on up to as many devices as the panel's largest measured engine; the measured points (reported) are each point's
+in_flight / (TPOT x GPUs) against 1 / TPOT, per engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.validation_map import ValidationMap
+from kvwall.plan.curves import plan_curves
+from kvwall.plan.search import Workload, frontier
+
+#: The lengths of every panel, and how many panels.
+LENGTHS = (1024, 1024)
+PANELS = 4
+#: The target does not bound a frontier; the search needs one.
+UNBOUNDED = float("inf")
+
+
+@dataclass(frozen=True)
+class FrontierPanel:
+    """One model on one system: the derived frontier and the measured points per engine (tokens/s per user, per GPU)."""
+
+    model: str
+    device: str
+    weight_format: str
+    devices: int
+    frontier_per_user: np.ndarray
+    frontier_per_gpu: np.ndarray
+    measured: dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def chosen(points: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """(model, device, weight format) of the panels: the most measured agg points at LENGTHS, one per model."""
+    at = points[(points["mode"] == "agg") & (points["isl"] == LENGTHS[0]) & (points["osl"] == LENGTHS[1])]
+    sizes = at.groupby(["model", "device", "weight_format"]).size().reset_index(name="n")
+    sizes = sizes.sort_values(["n", "model", "device", "weight_format"], ascending=[False, True, True, True])
+    return list(sizes.drop_duplicates("model").head(PANELS)[["model", "device", "weight_format"]].itertuples(index=False, name=None))
+
+
+def frontier_panels(points: pd.DataFrame, catalog: Catalog, vmap: ValidationMap) -> list[FrontierPanel]:
+    """The panels, each with its frontier in the panel's weight format, the KV format and compute precision the
+    validation map states for the measurements, under the default engine's memory rule, as the bounds are."""
+    panels = []
+    for model_id, device_id, weight_format in chosen(points):
+        at = points[(points["model"] == model_id) & (points["device"] == device_id)
+                    & (points["weight_format"] == weight_format) & (points["mode"] == "agg")
+                    & (points["isl"] == LENGTHS[0]) & (points["osl"] == LENGTHS[1])]
+        devices = int(at["devices"].max())
+        formats = replace(catalog, assumptions=replace(catalog.assumptions, weight_dtype=weight_format,
+                                                       kv_dtype=vmap.kv_format))
+        device = catalog.devices[device_id]
+        precision = vmap.compute_precision[weight_format]
+        if precision not in device.dense_flops:  # as the bounds do: the device's fastest listed rate
+            precision = max(device.dense_flops, key=device.dense_flops.get)
+        workload = Workload(*LENGTHS, tpot_max=UNBOUNDED)
+        edge = frontier(plan_curves(formats, catalog.models[model_id], device, precision, devices, workload))
+        measured = {engine: ((1e3 / group["tpot_ms"]).to_numpy(), (group["in_flight"] / (group["tpot_ms"] / 1e3)
+                                                                   / group["devices"]).to_numpy())
+                    for engine, group in at.groupby("backend", sort=True)}
+        panels.append(FrontierPanel(model_id, device_id, weight_format, devices,
+                                    np.array([p.tokens_per_second_per_user for p in edge]),
+                                    np.array([p.tokens_per_second_per_device for p in edge]), measured))
+    return panels

@@ -1,0 +1,55 @@
+"""kvwall plan's frontier beside the measured points (kvwall.plan.frontiers, kvwall.figures.plan_frontier)."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kvwall.figures import legibility
+from kvwall.figures.layout import collisions
+from kvwall.figures.plan_frontier import ENGINE_MARKERS, draw
+from kvwall.figures.style import save
+from kvwall.inputs.loader import load_catalog
+from kvwall.plan.frontiers import LENGTHS, PANELS, chosen, frontier_panels
+from kvwall.validation.run import validate_file
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Rendering and searching four models' frontiers: `pytest -m "not slow"` leaves these out (README, "Tests").
+pytestmark = pytest.mark.slow
+
+
+def test_the_panels_are_the_best_measured_model_system_and_format_one_per_model():
+    def point(model, device, fmt, isl=1024, mode="agg"):
+        return {"model": model, "device": device, "weight_format": fmt, "isl": isl, "osl": 1024, "mode": mode}
+    rows = ([point("a", "h100", "fp8")] * 3 + [point("a", "b200", "fp8")] * 5 + [point("b", "b200", "fp4")] * 4
+            + [point("c", "b200", "fp8", isl=8192)] * 9 + [point("d", "b200", "fp8", mode="disagg")] * 9)
+    assert chosen(pd.DataFrame(rows)) == [("a", "b200", "fp8"), ("b", "b200", "fp4")]
+
+
+@pytest.fixture(scope="module")
+def panels():
+    catalog = load_catalog(ROOT / "config")
+    rows, vmap, result = validate_file(ROOT / "data" / "reported" / "serving-measurements.csv",
+                                       ROOT / "config" / "validation.yaml", catalog)
+    return catalog, frontier_panels(result.understood.assign(tpot_ms=rows["silicon_tpot_ms"]), catalog, vmap)
+
+
+def test_each_frontier_trades_tokens_per_user_for_tokens_per_gpu(panels):
+    _, found = panels
+    assert len(found) == PANELS and len({p.model for p in found}) == PANELS
+    for p in found:
+        assert np.all(np.diff(p.frontier_per_user) < 0) and np.all(np.diff(p.frontier_per_gpu) > 0), p.model
+        assert p.measured and set(p.measured) <= set(ENGINE_MARKERS)
+
+
+def test_the_figure_is_legible_and_saves_the_same_bytes_twice(panels, tmp_path):
+    catalog, found = panels
+    figure = draw(found, catalog)
+    assert collisions(figure) + legibility.problems(figure) == []
+    assert all(f"{LENGTHS[0]:,} in / {LENGTHS[1]:,} out" in ax.get_title() for ax in figure.axes if ax.get_title())
+    save(figure, [tmp_path / "a.svg", tmp_path / "a.png"])
+    save(draw(found, catalog), [tmp_path / "b.svg", tmp_path / "b.png"])
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()

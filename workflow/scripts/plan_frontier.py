@@ -1,0 +1,18 @@
+"""Draw kvwall plan's frontier beside the measured points of the best-measured models (kvwall.plan.frontiers).
+
+Arguments: the SVG, PDF and PNG paths, the view (kvwall.inputs.views), the serving measurements, the validation map
+and the folder of check stamps.
+"""
+
+import sys
+
+from kvwall.figures.plan_frontier import draw
+from kvwall.figures.style import save
+from kvwall.inputs.views import load_view
+from kvwall.plan.frontiers import frontier_panels
+from kvwall.validation.run import validate_file
+
+outputs, (view_path, measurements, validation_map, stamps) = sys.argv[1:4], sys.argv[4:8]
+catalog = load_view(view_path).catalog
+rows, vmap, result = validate_file(measurements, validation_map, catalog, stamps)
+save(draw(frontier_panels(result.understood.assign(tpot_ms=rows["silicon_tpot_ms"]), catalog, vmap), catalog), outputs)
