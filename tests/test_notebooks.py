@@ -56,10 +56,10 @@ def test_the_workflow_kernel_wins_over_a_user_kernel_and_runs_papermills_interpr
     assert manager.format_kernel_cmd()[0] == sys.executable
 
 
-def test_five_notebooks_each_with_a_parameters_cell_and_no_outputs():
+def test_six_notebooks_each_with_a_parameters_cell_and_no_outputs():
     assert [p.stem for p in SOURCES] == [
         "01_footprint_and_crossovers", "02_roofline_and_regimes", "03_comparison_matrix", "04_reproduction_audit",
-        "05_serving_validation"]
+        "05_serving_validation", "06_plan_by_hand"]
     for path in SOURCES:
         cells = load(path)["cells"]
         assert sum("parameters" in c["metadata"].get("tags", []) for c in cells) == 1, path.name
@@ -77,7 +77,7 @@ def test_executed_notebook_ran_its_assertions_and_has_no_volatile_metadata(sourc
         assert not {"papermill", "execution"} & set(cell["metadata"]), source.name
         # no errors, and no buffered prints: a stream may be split differently on each run
         assert all(o["output_type"] not in ("error", "stream") for o in cell.get("outputs", [])), source.name
-    assert "derived values agree with the committed tables" in outputs_text(executed)
+    assert re.search(r"\d+ derived values agree with (the committed tables|kvwall\.plan)", outputs_text(executed))
     injected = [c for c in executed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
     assert len(injected) == 1 and 'config_dir = "config"' in "".join(injected[0]["source"])  # relative paths
 
@@ -242,3 +242,25 @@ def test_the_audit_notebook_shows_the_sources_of_one_place(tmp_path):
         audit = list(csv.DictReader(handle))
     traced = f"{len(audit)} printed numbers traced to {len({r['artifact'] for r in audit})} derived tables"
     assert traced in outputs_text(load(out))  # every number is traced, whichever place is shown
+
+
+PLAN = ROOT / "notebooks" / "06_plan_by_hand.ipynb"
+
+
+def test_the_plan_notebook_works_out_another_plan_and_agrees(tmp_path):
+    out = tmp_path / "plan.ipynb"
+    papermill.execute_notebook(
+        str(PLAN), str(out), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+        parameters={"config_dir": "config", "tables_dir": "tables", "model": "qwen3-32b", "device": "b200",
+                    "gpus": 2, "isl": 2048, "osl": 512, "tpot_max_ms": 30.0},
+    )
+    text = outputs_text(load(out))
+    assert "Qwen3-32B on B200" in text and "6 derived values agree with kvwall.plan" in text
+
+
+def test_the_plan_notebook_refuses_a_model_whose_formulas_it_does_not_write_out(tmp_path):
+    with pytest.raises(papermill.PapermillExecutionError, match="dense model of full-attention layers"):
+        papermill.execute_notebook(
+            str(PLAN), str(tmp_path / "out.ipynb"), kernel_name="python3", cwd=str(ROOT), progress_bar=False,
+            parameters={"config_dir": "config", "tables_dir": "tables", "model": "deepseek-v3"},
+        )

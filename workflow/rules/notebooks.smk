@@ -68,6 +68,11 @@ NOTEBOOKS = {
             "validation_map": VALIDATION_MAP,
         },
     },
+    "06_plan_by_hand": {
+        "title": "(f) One plan worked out by hand",
+        "tables": [],
+        "parameters": ("model", "device", "gpus", "isl", "osl", "tpot_max_ms"),
+    },
 }
 # (folder, whether --config notebook_<name> parameters apply): the committed paper run, and re-derivations.
 NOTEBOOK_RUNS = (("executed", False), ("rederived", True))

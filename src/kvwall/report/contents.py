@@ -35,6 +35,7 @@ NOTEBOOKS = (
     ("03_comparison_matrix", "(c) The comparison matrix, Tables 5 and 7"),
     ("04_reproduction_audit", "(d) The reproduction audit"),
     ("05_serving_validation", "(e) One measured serving point against its bound"),
+    ("06_plan_by_hand", "(f) One plan worked out by hand"),
 )
 #: What an evidence folder of tables/ holds.
 TABLE_CLASSES = {
