@@ -27,6 +27,7 @@ FIGURE_ORDER = (
     ("serving_realization", "Validation: bound over measured per engine and device", "Bound over measured"),
     ("serving_gap_fits", "Validation: what the gap is made of", "What the gap is made of"),
     ("serving_format_claim", "Validation: narrower weights, measured and predicted", "Narrower weights"),
+    ("plan_frontier", "Planning: the derived frontier against measured points", "Plan frontier"),
 )
 #: The audit notebooks, in order, with their titles.
 NOTEBOOKS = (
