@@ -42,10 +42,10 @@ def read_text(path: str | Path) -> str:
         raise SpecError(path, "", "file not found") from None
     except OSError as err:
         raise SpecError(path, "", f"cannot be opened ({err.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SpecError(path, "", "not a regular file (a directory, FIFO or device is never read)")
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise SpecError(path, "", "not a regular file (a directory, FIFO or device is never read)")
         data = handle.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise SpecError(path, "", f"larger than {MAX_BYTES // 2**20} MiB, the limit for an input file")
