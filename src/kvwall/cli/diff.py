@@ -51,12 +51,15 @@ class DiffError(RuntimeError):
 
 def _git(repo: Path, *args: str) -> str:
     try:
-        run = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+        run = subprocess.run(["git", *args], cwd=repo, capture_output=True)
     except OSError as err:  # no such folder, or not one git can run in
         raise DiffError(f"{repo}: {err.strerror}") from None
     if run.returncode != 0:
-        raise DiffError(f"git {' '.join(args)}: {run.stderr.strip() or 'failed'}")
-    return run.stdout
+        raise DiffError(f"git {' '.join(args)}: {run.stderr.decode('utf-8', 'replace').strip() or 'failed'}")
+    try:
+        return run.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DiffError(f"git {' '.join(args)}: the answer cannot be read as UTF-8 text") from None
 
 
 def _rows(text: str) -> list[list[str]]:

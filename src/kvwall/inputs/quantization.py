@@ -93,10 +93,23 @@ class CheckpointFormats:
         return formats.pop() if len(formats) == 1 else dict(self.weights)
 
 
-def _dtype(config: Mapping) -> str:
+def _dtype(config: Mapping, file) -> str:
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
-    name = config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype") or text.get("dtype") or "bfloat16"
-    return DTYPES.get(name, name)
+    for node, prefix in ((config, ""), (text, "text_config.")):
+        for key in ("torch_dtype", "dtype"):
+            name = node.get(key)
+            if name and not isinstance(name, str):
+                raise _refused(file, prefix + key, f"must be a dtype name (got {type(name).__name__})")
+            if name:
+                return DTYPES.get(name, name)
+    return DTYPES["bfloat16"]
+
+
+def _text_of(node, file, key: str) -> str:
+    """A name the config gives at ``key``, refused unless it is a text."""
+    if not isinstance(node, str):
+        raise _refused(file, key, f"must be a name (got {type(node).__name__} {str(node)[:40]!r})")
+    return node
 
 
 def _algorithm(name, file, key: str) -> str:
@@ -246,7 +259,9 @@ def checkpoint_formats(file: str | Path, config: Mapping, quant: Mapping | None,
     """Every part's storage format and the KV format of a checkpoint (module docstring)."""
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     q = config.get("quantization_config") or text.get("quantization_config")
-    base = _dtype(config)
+    if q is not None and not isinstance(q, dict):
+        raise _refused(file, "quantization_config", f"must be an object (got {type(q).__name__})")
+    base = _dtype(config, file)
     quantized, patterns, per_module, where = None, ([], ""), None, "torch_dtype"
     if quant is not None and quant.get("quantization", {}).get("quant_algo"):
         node, prefix = quant["quantization"], "hf_quant_config.json: quantization"
@@ -268,7 +283,7 @@ def checkpoint_formats(file: str | Path, config: Mapping, quant: Mapping | None,
             if len(formats) > 1:
                 raise _refused(file, f"{prefix}.config_groups", f"groups of different formats {sorted(formats)} are not read")
             quantized, where = formats.pop(), f"{prefix}.config_groups.weights.num_bits"
-        elif q.get("quant_method") in METHODS:
+        elif _text_of(q.get("quant_method", ""), file, f"{prefix}.quant_method") in METHODS:
             quantized, where = METHODS[q["quant_method"]], f"{prefix}.quant_method"
         else:
             raise _refused(file, f"{prefix}.quant_method", f"quant_method {q.get('quant_method')!r} is not read")
