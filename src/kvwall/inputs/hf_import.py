@@ -75,7 +75,7 @@ def fitted_id(name: str, suffix: str = "") -> str:
 def _read_json(path: Path) -> dict:
     """A config file through the hardened reader (kvwall.inputs.reader): a JSON object, or one ImportRefused."""
     try:
-        document = read_json(path)
+        document = read_json(path, constants=True)
     except SpecError as err:
         raise ImportRefused(path, err.key or "(file)", err.reason) from None
     if not isinstance(document, dict):

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
-from kvwall.inputs.device_assumptions import with_assumptions
+from kvwall.inputs.device_assumptions import read_fabric, with_assumptions
 from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.reader import SpecError, key_path, parse_yaml, read_yaml
 from kvwall.inputs.schema_library import jsonschema
@@ -43,6 +43,11 @@ LARGEST = {
     "bytes": 1e18, "bytes/s": 1e18, "FLOP/s": 1e21, "count": 1e15, "tokens": 1e12, "tokens/s": 1e12, "s": 1e9,
     "ratio": 1e6, "s/byte": 1.0, "FLOP/B": 1e9,
 }
+#: The smallest positive rate accepted, after conversion: far below any real link or tensor core (a kilobyte per
+#: second, a megaflop per second), so that a unit typed wrong by many orders of magnitude is refused.
+SMALLEST = {"bytes/s": 1e3, "FLOP/s": 1e6}
+#: The pattern of a name printed in tables and messages (label in common.schema.yaml).
+LABEL_PATTERN = r"^[^\x00-\x1f\x7f]+\Z"
 #: Dimensions whose values count things and so must be whole numbers.
 WHOLE = ("count", "tokens")
 #: The dimension of each numeric assumption of config/assumptions.yaml.
@@ -85,6 +90,8 @@ def _reason(error: jsonschema.ValidationError) -> str:
         return f"must be {'>' if v == 'exclusiveMinimum' else '>='} {bound} (got {value!r})"
     if v == "type":
         return f"must be of type {error.validator_value} (got {type(value).__name__} {value!r})"
+    if v == "pattern" and error.validator_value == LABEL_PATTERN:
+        return f"{value!r} must be one line of printable text"
     if v == "pattern" or (v == "not" and isinstance(value, str)):
         return f"{value!r} is not a safe name (lowercase letters, digits, '.', '_' and '-'; at most 64 characters)"
     if v in ("enum", "const"):
@@ -130,7 +137,8 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
         return
     # A name that fails propertyNames is reported against the mapping; name the offending key itself.
     path = list(error.absolute_path)
-    if error.validator in ("pattern", "not") and error.parent is None and isinstance(error.instance, str):
+    if error.validator in ("pattern", "not") and error.parent is None and isinstance(error.instance, str) \
+            and error.validator_value != LABEL_PATTERN:
         if error.instance not in (path[-1:] or [None]):
             path.append(error.instance)
     reason = _reason(error)
@@ -152,6 +160,8 @@ def checked_base(value: float, unit: str, dimension: str | None, file: str | Pat
     largest = LARGEST.get(measured, math.inf)
     if not math.isfinite(base) or abs(base) > largest:
         raise SpecError(file, f"{key}.value", f"{value} {unit} is out of range (at most {largest:g} {measured})")
+    if 0 < abs(base) < SMALLEST.get(measured, 0):
+        raise SpecError(file, f"{key}.value", f"{value} {unit} is out of range (at least {SMALLEST[measured]:g} {measured})")
     if measured in WHOLE and base != int(base):
         raise SpecError(file, f"{key}.value", f"{value} {unit} is not a whole number of {measured}")
     return base
@@ -229,13 +239,7 @@ def _spec_fabric(entry: Mapping, key: str, prov: dict, reader: QuantityReader) -
     """The fabric a device's own system datasheet states (a --specs device): its scale-up domain and scale-out link."""
     if "scale_up" not in entry:
         raise SpecError(reader.file, f"{key}.fabric", "a fabric needs the device's scale-up link (scale_up)")
-    node = entry["fabric"]
-    prov["fabric.domain"] = reader.quantity(node["domain"], f"{key}.fabric.domain", "count")
-    scale_out = node.get("scale_out")
-    if scale_out is None:
-        return Fabric(int(prov["fabric.domain"].value), None, None)
-    prov["fabric.scale_out"] = reader.quantity(scale_out["bandwidth"], f"{key}.fabric.scale_out.bandwidth", "bytes/s")
-    return Fabric(int(prov["fabric.domain"].value), scale_out["name"], prov["fabric.scale_out"].value)
+    return read_fabric(entry["fabric"], key, prov, reader)
 
 
 _MODEL_COUNTS = ("n_layers", "n_q_heads", "n_kv_heads", "head_dim", "hidden_size", "intermediate_size", "vocab_size")
@@ -442,8 +446,11 @@ def _configurations(document: Mapping, reader: QuantityReader) -> tuple[int, tup
     contexts = tuple(
         reader.quantity(c, f"configurations.contexts[{i}]", "tokens", node["source"]).value for i, c in enumerate(node["contexts"])
     )
-    rows = []
+    rows, seen = [], {}
     for i, row in enumerate(node["rows"]):
+        if row["id"] in seen:
+            raise SpecError(reader.file, f"configurations.rows[{i}].id", f"{row['id']!r} is given twice (rows {seen[row['id']]} and {i})")
+        seen[row["id"]] = i
         _refuse_bytes_as_bits(row, reader.file, f"configurations.rows[{i}]")
         bits = reader.quantity(row["kv_bits"], f"configurations.rows[{i}].kv_bits", "bytes", node["source"])
         rows.append(Configuration(row["id"], row["name"], 8.0 * bits.value, float(row["retention"]["value"])))

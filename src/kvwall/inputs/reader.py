@@ -164,11 +164,12 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
-def read_json(path: str | Path) -> Any:
-    """Parse one JSON file under the same limits; NaN and Infinity (not JSON) are refused."""
+def read_json(path: str | Path, constants: bool = False) -> Any:
+    """Parse one JSON file under the same limits; NaN and Infinity (not JSON) are refused unless ``constants`` (a
+    published config.json, written and read by Python's json, which accepts them)."""
     text = read_text(path)
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=None if constants else _refuse_constant)
     except json.JSONDecodeError as err:
         raise SpecError(path, f"line {err.lineno}", f"not valid JSON: {err.msg}") from None
     except ValueError as err:
