@@ -156,3 +156,8 @@ def test_diff_refuses_bytes_that_are_not_text(repo, capsys):
 def test_diff_names_a_missing_repository(tmp_path, capsys):
     assert main(["diff", "--repo", str(tmp_path / "none")]) == 2
     assert one_line(capsys) == f"kvwall: diff: {tmp_path / 'none'}: No such file or directory"
+
+
+def test_build_refuses_a_configfile_that_is_a_folder(tmp_path, capsys):
+    assert main(["build", "-n", "--configfile", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"kvwall: bad input: {tmp_path}: (top level): not a regular file (a directory, FIFO or device is never read)"
