@@ -28,17 +28,21 @@ def models_file(tmp_path):
     return target
 
 
+#: The id a test imports a model under: no catalogue id starts with "test-".
+FIXTURE_ID = "test-qwen3-8b"
+
+
 def import_into(target, *extra, source="Qwen3-8B model card (8.2B)"):
     return main(["import", str(QWEN), "--params-nominal", "8.2e9", "--params-source", source, "--into", str(target),
-                 "--config", str(CONFIG), *extra])
+                 "--config", str(CONFIG), *(extra or ("--id", FIXTURE_ID))])
 
 
 @pytest.mark.parametrize("source", ['the "Qwen3-8B" card', "card\nmodels: {}", "card\n  evil: \"x\"", "a: b # c", "\\ '"])
 def test_a_params_source_of_any_text_reads_back_as_given(models_file, capsys, source):
     assert import_into(models_file, source=source) == 0
     document = read_yaml(models_file)
-    assert document["sources"]["qwen3-8b.params-nominal"] == source
-    assert list(document["models"])[-1] == "qwen3-8b" and "evil" not in document
+    assert document["sources"][f"{FIXTURE_ID}.params-nominal"] == source
+    assert list(document["models"])[-1] == FIXTURE_ID and "evil" not in document
     assert len(document["models"]) == len(read_yaml(CONFIG / "models.yaml")["models"]) + 1
 
 
