@@ -51,6 +51,7 @@ def test_a_params_source_of_any_text_reads_back_as_given(models_file, capsys, so
     ("evidence: spec\nsources: {a: b}\nmodels: {}\n", ": sources: not in block style"),
     ("{evidence: spec, sources: {a: b}, models: {}}\n", ": sources: not in block style"),
     ("evidence: spec\nsources:\n  a: b\n", ": models: missing"),
+    ("evidence: spec\nsources:\n  a: b\nmodels:\n  - x\n", ": models: must be a mapping of ids"),
 ])
 def test_an_into_file_it_cannot_extend_is_refused_unchanged(tmp_path, capsys, text, message):
     target = tmp_path / "models.yaml"
@@ -58,6 +59,15 @@ def test_an_into_file_it_cannot_extend_is_refused_unchanged(tmp_path, capsys, te
     assert import_into(target) == 2
     assert one_line(capsys).startswith(f"kvwall: {target}{message}")
     assert target.read_text() == text and os.listdir(tmp_path) == ["models.yaml"]
+
+
+def test_an_into_file_with_no_model_yet_takes_the_first(tmp_path, capsys):
+    target = tmp_path / "mine.yaml"
+    target.write_text("evidence: spec\nsources:\n  mine: my notes\nmodels:\n")
+    assert import_into(target) == 0
+    document = read_yaml(target)
+    assert list(document["models"]) == [FIXTURE_ID] and document["sources"]["mine"] == "my notes"
+    assert os.listdir(tmp_path) == ["mine.yaml"]
 
 
 def test_an_into_folder_is_refused(tmp_path, capsys):

@@ -35,6 +35,9 @@ def _block(document, lines: list[str], file: Path) -> None:
         raise SpecError(file, "", "the file is empty: --into names a models file (format of config/models.yaml)")
     if not isinstance(document, dict) or "models" not in document:
         raise SpecError(file, "models", "missing: --into names a models file (format of config/models.yaml)")
+    for section in ("sources", "models"):
+        if not isinstance(document.get(section) or {}, dict):
+            raise SpecError(file, section, "must be a mapping of ids (format of config/models.yaml)")
     for section in ("sources:", "models:"):
         if section not in lines:
             raise SpecError(file, section[:-1], "not in block style (the section on a line of its own): edit it by hand")
@@ -46,15 +49,16 @@ def added_text(target: Path, imported: ImportedModel, params_nominal: float, nom
     document = parse_yaml(text, target)
     lines = text.rstrip("\n").split("\n")
     _block(document, lines, target)
-    if imported.model_id in document["models"]:
+    models = document["models"] or {}
+    if imported.model_id in models:
         raise SpecError(target, f"models.{imported.model_id}", "already in the catalogue (give another --id)")
     sources = {**imported.sources, f"{imported.model_id}.params-nominal": nominal_source}
     clash = sorted(set(sources) & set(document.get("sources") or {}))
     if clash:
         raise SpecError(target, f"sources.{clash[0]}", "already listed (give another --id)")
-    lines[lines.index("models:"):lines.index("models:")] = [f"  {_key(sid)}: {quoted(text)}" for sid, text in sources.items()]
+    lines[lines.index("models:"):lines.index("models:")] = [f"  {_key(sid)}: {quoted(value)}" for sid, value in sources.items()]
     lines += entry_lines(imported, params_nominal)
-    expected = {"sources": {**(document.get("sources") or {}), **sources}, "models": [*document["models"], imported.model_id]}
+    expected = {"sources": {**(document.get("sources") or {}), **sources}, "models": [*models, imported.model_id]}
     return "\n".join(lines) + "\n", expected
 
 
