@@ -70,11 +70,25 @@ def edited(tmp_path: Path, **fields) -> Path:
     ({"torch_dtype": ["bfloat16"]}, "torch_dtype"),
     ({"quantization_config": [1]}, "quantization_config"),
     ({"quantization_config": {"quant_method": ["fp8"]}}, "quantization_config.quant_method"),
+    ({"quantization_config": {"quant_algo": "MIXED_PRECISION", "quantized_layers": [1]}}, "quantization_config.quantized_layers"),
+    ({"quantization_config": {"config_groups": [1]}}, "quantization_config.config_groups"),
+    ({"quantization_config": {"config_groups": {"g": {"weights": [8]}}}}, "quantization_config.config_groups.g.weights"),
 ])
 def test_a_config_value_of_the_wrong_type_or_size_names_its_key(tmp_path, capsys, fields, key):
     path = edited(tmp_path, **fields)
     assert main(["import", str(path), "--config", str(CONFIG)]) == 2
     assert one_line(capsys).startswith(f"kvwall: {path}: {key}: ")
+
+
+@pytest.mark.parametrize("companion, key", [
+    ({"quantization": [1]}, "hf_quant_config.json: quantization"),
+    ({"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": [1]}}, "hf_quant_config.json: quantization.quantized_layers"),
+])
+def test_a_quantization_companion_of_the_wrong_shape_names_its_key(tmp_path, capsys, companion, key):
+    path = edited(tmp_path)
+    (tmp_path / "org--model_hf_quant_config.json").write_text(json.dumps(companion))
+    assert main(["import", str(path), "--config", str(CONFIG)]) == 2
+    assert one_line(capsys).startswith(f"kvwall: {path}: {key}: must be an object (got list)")
 
 
 def test_a_folder_where_a_spec_file_is_expected_is_one_line(tmp_path, capsys):
