@@ -175,3 +175,20 @@ def test_diff_names_a_missing_repository(tmp_path, capsys):
 def test_build_refuses_a_configfile_that_is_a_folder(tmp_path, capsys):
     assert main(["build", "-n", "--configfile", str(tmp_path)]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == f"kvwall: bad input: {tmp_path}: (top level): not a regular file (a directory, FIFO or device is never read)"
+
+
+@pytest.mark.parametrize("path, text, line", [
+    ("notebooks/executed/n.ipynb", "[1]", "notebooks/executed/n.ipynb: not a notebook ("),
+    ("notebooks/executed/n.ipynb", '{"cells": [1]}', "notebooks/executed/n.ipynb: not a notebook ("),
+    ("canonical-numbers.json", '{"sections": [1]}', "canonical-numbers.json: not the canonical numbers' format ("),
+    ("canonical-numbers.json", "[1]", "canonical-numbers.json: not the canonical numbers' format ("),
+])
+def test_diff_refuses_json_of_the_wrong_shape(repo, capsys, path, text, line):
+    target = repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("{}")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "two")
+    target.write_text(text)
+    assert main(["diff", "--repo", str(repo)]) == 2
+    assert one_line(capsys).startswith(f"kvwall: diff: {line}")

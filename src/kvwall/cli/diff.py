@@ -312,9 +312,9 @@ def notebook_reports(repo: Path, revision: str) -> list[tuple[str, str, list[Cel
             continue
         try:
             old, new = json.loads(_at_revision(repo, revision, path)), json.loads(_working(repo, path))
-        except json.JSONDecodeError as err:
+            reports.append((path, "changed", notebook_changes(old, new)))
+        except (json.JSONDecodeError, AttributeError, TypeError) as err:  # not JSON, or not a notebook's objects
             raise DiffError(f"{path}: not a notebook ({err})") from None
-        reports.append((path, "changed", notebook_changes(old, new)))
     return reports
 
 
@@ -359,9 +359,11 @@ def canonical_report(repo: Path, revision: str, tolerance: float) -> list[Number
     try:
         old = json.loads(_at_revision(repo, revision, CANONICAL_JSON)) if status != "A" else {}
         new = json.loads(_working(repo, CANONICAL_JSON)) if status != "D" else {}
+        return canonical_changes(old, new, tolerance)
     except json.JSONDecodeError as err:
         raise DiffError(f"{CANONICAL_JSON}: not JSON ({err})") from None
-    return canonical_changes(old, new, tolerance)
+    except (AttributeError, TypeError, KeyError) as err:  # JSON, but not the numbers' objects
+        raise DiffError(f"{CANONICAL_JSON}: not the canonical numbers' format ({err!r})") from None
 
 
 def figure_reports(repo: Path, revision: str) -> list[tuple[str, str]]:
