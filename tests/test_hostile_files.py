@@ -192,3 +192,9 @@ def test_diff_refuses_json_of_the_wrong_shape(repo, capsys, path, text, line):
     target.write_text(text)
     assert main(["diff", "--repo", str(repo)]) == 2
     assert one_line(capsys).startswith(f"kvwall: diff: {line}")
+
+
+def test_diff_refuses_a_table_cell_past_the_csv_field_limit(repo, capsys):
+    (repo / "tables" / "t.csv").write_text("id,x\na," + "9" * 200_000 + "\n")
+    assert main(["diff", "--repo", str(repo)]) == 2
+    assert one_line(capsys) == "kvwall: diff: tables/t.csv: not a CSV table (field larger than field limit (131072))"

@@ -62,8 +62,11 @@ def _git(repo: Path, *args: str) -> str:
         raise DiffError(f"git {' '.join(args)}: the answer cannot be read as UTF-8 text") from None
 
 
-def _rows(text: str) -> list[list[str]]:
-    return [row for row in csv.reader(io.StringIO(text))]
+def _rows(text: str, path: str) -> list[list[str]]:
+    try:
+        return [row for row in csv.reader(io.StringIO(text))]
+    except csv.Error as err:  # a cell past the csv module's field limit, a NUL byte
+        raise DiffError(f"{path}: not a CSV table ({err})") from None
 
 
 def same_number(old: str, new: str, tolerance: float) -> bool:
@@ -254,12 +257,12 @@ def table_reports(repo: Path, revision: str, tolerance: float) -> list[TableRepo
         if mark == "D":
             reports.append(TableReport(path, "removed"))
             continue
-        new = _rows(_working(repo, path))
+        new = _rows(_working(repo, path), path)
         if mark == "A":
             reports.append(TableReport(path, "new", rows=len(new) - 1))
             continue
         key = key_of(_artifact(path)) or ()
-        changes = table_changes(_rows(_at_revision(repo, revision, path)), new, key, tolerance)
+        changes = table_changes(_rows(_at_revision(repo, revision, path), f"{revision}:{path}"), new, key, tolerance)
         reports.append(TableReport(path, "changed", changes, len(new) - 1))
     return reports
 
