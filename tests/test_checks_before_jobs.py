@@ -65,6 +65,8 @@ def duplicate_row(text: str) -> str:
      "'H100\\nSXM' must be one line of printable text"),
     ("config.yaml", replaced("reference_device: h100-sxm", "reference_device: h100-sxn"), "tables.in_text.reference_device",
      "'h100-sxn' does not exist in "),
+    ("validation.yaml", replaced("b300_sxm: {device: b300,", "b300_sxm: {device: b30,"), "systems.b300_sxm.device",
+     "device 'b30' is not in the catalogue (did you mean b300"),
     ("config.yaml", replaced("devices: [h100-sxm, h200-sxm, b200, mi300x]", "devices: [h100-sxm, h201-sxm]"),
      "tables.table3.devices[1]", "'h201-sxm' does not exist in "),
     ("techniques.yaml", duplicate_row, "configurations.rows[1].id", "'bf16' is given twice (rows 0 and 1)"),
@@ -87,3 +89,8 @@ def test_a_fabric_that_holds_every_deployment_needs_no_scale_out(tmp_path):
                                  "domain: {value: 64, unit: count, source: hgx-8-gpu-cx7}\n", 1), encoding="utf-8")
     assert path.read_text(encoding="utf-8") != text
     checked(config)
+
+
+def test_an_unknown_id_in_a_config_file_suggests_the_closest(tmp_path):
+    error = refusal(tmp_path, "config.yaml", replaced("reference_device: h100-sxm", "reference_device: h100-sxn"))
+    assert error.reason.split(" (", 1)[1].startswith("did you mean h100-sxm")

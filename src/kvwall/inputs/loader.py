@@ -7,6 +7,7 @@ built. Schemas live in the package (``kvwall/inputs/schemas``) so that ``kvwall 
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import replace
 from functools import cache
@@ -511,7 +512,7 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     evaluation_node = docs["workloads"][0]["evaluation"]
     for name, collection in (("model", models), ("device", devices)):
         if evaluation_node[name] not in collection:
-            raise SpecError(paths["workloads"], f"evaluation.{name}", f"{name} {evaluation_node[name]!r} does not exist in {paths[name + 's']} (known: {', '.join(collection)})")
+            raise SpecError(paths["workloads"], f"evaluation.{name}", f"{name} {evaluation_node[name]!r} does not exist in {paths[name + 's']} ({known_ids(evaluation_node[name], collection)})")
     for technique_id, technique in techniques.items():
         if technique.sharing_workload is not None:
             workload = workloads.get(technique.sharing_workload)
@@ -527,12 +528,18 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     )
 
 
+def known_ids(item_id, collection: Mapping) -> str:
+    """The ids of ``collection``, the closest to ``item_id`` first where one is close: 'did you mean b200? known: ...'."""
+    close = difflib.get_close_matches(str(item_id), list(collection), n=3)
+    return f"did you mean {' or '.join(close)}? known: {', '.join(collection)}" if close else f"known: {', '.join(collection)}"
+
+
 def _selection(value, collection: Mapping, key: str, file: str, where: str) -> tuple[str, ...]:
     if value == "all":
         return tuple(collection)
     for i, item_id in enumerate(value):
         if item_id not in collection:
-            raise SpecError(file, f"{key}[{i}]", f"{item_id!r} does not exist in {where} (known: {', '.join(collection)})")
+            raise SpecError(file, f"{key}[{i}]", f"{item_id!r} does not exist in {where} ({known_ids(item_id, collection)})")
     return tuple(value)
 
 
@@ -555,7 +562,7 @@ def load_workflow_config(config: Mapping, catalog: Catalog, file: str = "config/
         value = tables[table][field_name]
         collection = catalog.models if kind == "models" else catalog.devices
         if value not in collection:
-            raise SpecError(file, f"tables.{key}", f"{value!r} does not exist in {catalog.files[kind]} (known: {', '.join(collection)})")
+            raise SpecError(file, f"tables.{key}", f"{value!r} does not exist in {catalog.files[kind]} ({known_ids(value, collection)})")
         return value
 
     return {

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.loader import SpecError, read_yaml, validate
+from kvwall.inputs.loader import SpecError, known_ids, read_yaml, validate
 from kvwall.units import UnitError, dtype_bytes
 
 
@@ -75,11 +75,11 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
     for system, node in document["systems"].items():
         source(node, f"systems.{system}")
         if node["device"] not in catalog.devices:
-            raise SpecError(path, f"systems.{system}.device", f"device {node['device']!r} is not in the catalogue")
+            raise SpecError(path, f"systems.{system}.device", f"device {node['device']!r} is not in the catalogue ({known_ids(node['device'], catalog.devices)})")
     for model_path, node in document["models"].items():
         source(node, f"models.{model_path}")
         if node["model"] not in catalog.models:
-            raise SpecError(path, f"models.{model_path}.model", f"model {node['model']!r} is not in the catalogue")
+            raise SpecError(path, f"models.{model_path}.model", f"model {node['model']!r} is not in the catalogue ({known_ids(node['model'], catalog.models)})")
     formats = document["weight_formats"]
     source(formats, "weight_formats")
     below = []
@@ -88,9 +88,9 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
         source(node, key)
         where = node["where"]
         if "model" in where and where["model"] not in catalog.models:
-            raise SpecError(path, f"{key}.where.model", f"model {where['model']!r} is not in the catalogue")
+            raise SpecError(path, f"{key}.where.model", f"model {where['model']!r} is not in the catalogue ({known_ids(where['model'], catalog.models)})")
         if "device" in where and where["device"] not in catalog.devices:
-            raise SpecError(path, f"{key}.where.device", f"device {where['device']!r} is not in the catalogue")
+            raise SpecError(path, f"{key}.where.device", f"device {where['device']!r} is not in the catalogue ({known_ids(where['device'], catalog.devices)})")
         below.append(BelowBound(MappingProxyType(dict(where)), node["diagnosis"], node.get("why", ""), sources[node["source"]]))
     blank = _format(formats["blank"], path, "weight_formats.blank")
     modes = {m: _format(f, path, f"weight_formats.modes.{m}") for m, f in formats["modes"].items()}
