@@ -144,3 +144,10 @@ def test_rows_none_understood_are_written_without_warnings(points, tmp_path, cap
     assert len(output.read_text().splitlines()) == 2 and not [w for w in recwarn if "numpy" in str(w.filename)]
     assert "median |estimate / measured - 1| none (no row understood)" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["bounds.csv", "points.csv"]
+
+
+def test_a_params_source_that_is_not_utf8_is_refused(models_file, capsys):
+    before = models_file.read_bytes()
+    assert import_into(models_file, "--id", FIXTURE_ID, source=b"card \xff".decode("utf-8", "surrogateescape")) == 2
+    assert one_line(capsys) == "kvwall: --params-source: not UTF-8 text (a byte the command line could not decode)"
+    assert models_file.read_bytes() == before

@@ -20,6 +20,15 @@ from kvwall.units import DTYPE_BYTES, GB
 SAFE_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is text: Python keeps a command-line byte that is not UTF-8 as a lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: float | None, nominal_source: str | None,
                    hf_id: str | None, model_id: str | None) -> int:
     """Write each config's models.yaml entry to stdout, or append it to ``into``; 2 on the first refusal."""
@@ -29,6 +38,10 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
     if len(paths) > 1 and (params_nominal is not None or hf_id or model_id):
         print("kvwall: --params-nominal, --hf-id and --id name one model: import one config at a time", file=sys.stderr)
         return 2
+    for option, text in (("--params-source", nominal_source), ("--hf-id", hf_id)):
+        if text is not None and not _utf8(text):
+            print(f"kvwall: {option}: not UTF-8 text (a byte the command line could not decode)", file=sys.stderr)
+            return 2
     if model_id is not None and not SAFE_ID.fullmatch(model_id):
         print(f"kvwall: --id {model_id!r}: not a catalogue id (lowercase letters, digits, '.', '_' and '-', "
               "at most 64)", file=sys.stderr)
