@@ -128,11 +128,14 @@ def test_an_output_tracked_by_git_is_refused(capsys):
     assert readme.read_bytes() == readme_before and MEASUREMENTS.read_bytes() == before
 
 
-@pytest.mark.parametrize("where, reason", [("folder", "is a folder"), ("missing/out.csv", "folder ")])
+@pytest.mark.parametrize("where, reason", [("folder", "is a folder"), ("missing/out.csv", "folder "),
+                                           ("fifo", "is not a regular file")])
 def test_an_output_it_cannot_write_is_one_line(points, capsys, where, reason):
     output = points.parent / where
     if where == "folder":
         output.mkdir()
+    elif where == "fifo":
+        os.mkfifo(output)
     assert validate(points, output) == 2
     assert one_line(capsys).startswith(f"kvwall: {output}: --output: {reason}")
     assert not (points.parent / "missing").exists()

@@ -26,6 +26,8 @@ def checked_output(path: str | Path, option: str, inputs: Iterable[str | Path] =
     path = Path(path)
     if path.is_dir():
         raise SpecError(path, option, "is a folder: name a file to write")
+    if path.exists() and not path.is_file():
+        raise SpecError(path, option, "is not a regular file (a device, FIFO or socket is never replaced)")
     if not path.parent.is_dir():
         raise SpecError(path, option, f"folder {str(path.parent)!r} does not exist")
     for given in inputs:
