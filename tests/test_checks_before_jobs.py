@@ -55,6 +55,8 @@ def duplicate_row(text: str) -> str:
      "device_assumptions.h100-sxm.fabric.scale_out.bandwidth.value", "1e-300 Gb/s is out of range (at least 1000 bytes/s)"),
     ("devices.yaml", replaced("value: 989.5, unit: TFLOP/s", "value: 1e-12, unit: TFLOP/s"),
      "devices.h100-sxm.dense_flops.bf16.value", "1e-12 TFLOP/s is out of range (at least 1e+06 FLOP/s)"),
+    ("devices.yaml", replaced("hbm_capacity: {value: 80, unit: GB,", "hbm_capacity: {value: 1e-300, unit: GB,"),
+     "devices.h100-sxm.hbm_capacity.value", "1e-300 GB is out of range (at least 0.01 bytes)"),
     ("validation.yaml", replaced("fp4: fp4, int4: bf16}", "fp4: fp44, int4: bf16}"), "compute_precision.formats.fp4",
      "'fp44' is not a precision a dense rate is given at (known: fp32, bf16, fp16, fp8, int8, fp4)"),
     ("validation.yaml", replaced("nvfp4: fp4,", "nvfp4: fp44,"), "weight_formats.modes.nvfp4", "storage format 'fp44' is not understood"),

@@ -44,9 +44,10 @@ LARGEST = {
     "bytes": 1e18, "bytes/s": 1e18, "FLOP/s": 1e21, "count": 1e15, "tokens": 1e12, "tokens/s": 1e12, "s": 1e9,
     "ratio": 1e6, "s/byte": 1.0, "FLOP/B": 1e9,
 }
-#: The smallest positive rate accepted, after conversion: far below any real link or tensor core (a kilobyte per
-#: second, a megaflop per second), so that a unit typed wrong by many orders of magnitude is refused.
-SMALLEST = {"bytes/s": 1e3, "FLOP/s": 1e6}
+#: The smallest positive value accepted in a base dimension, after conversion: far below any real link, tensor core,
+#: storage format or latency (a kilobyte per second, a megaflop per second, a hundredth of a byte, a picosecond), so
+#: that a unit typed wrong by many orders of magnitude is refused.
+SMALLEST = {"bytes/s": 1e3, "FLOP/s": 1e6, "bytes": 1e-2, "s": 1e-12}
 #: The pattern of a name printed in tables and messages (label in common.schema.yaml).
 LABEL_PATTERN = r"^[^\x00-\x1f\x7f]+\Z"
 #: Dimensions whose values count things and so must be whole numbers.
