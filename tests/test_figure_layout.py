@@ -35,15 +35,15 @@ ROOT = Path(__file__).resolve().parents[1]
 #: 4.0 TB/s, 148 TFLOP/s dense BF16, 296 dense FP8; Mistral-Large-2407 config.json).
 H20 = {
     "name": "H20",
-    "hbm_capacity": {"value": 96, "unit": "GB", "source": "nvidia-h20"},
-    "hbm_bandwidth": {"value": 4.0, "unit": "TB/s", "source": "nvidia-h20"},
-    "package": {"description": "Monolithic", "partitions": {"value": 1, "unit": "count", "source": "nvidia-h20"}},
-    "dense_flops": {"bf16": {"value": 148, "unit": "TFLOP/s", "source": "nvidia-h20"},
-                    "fp8": {"value": 296, "unit": "TFLOP/s", "source": "nvidia-h20"}},
+    "hbm_capacity": {"value": 96, "unit": "GB", "source": "test-nvidia-h20"},
+    "hbm_bandwidth": {"value": 4.0, "unit": "TB/s", "source": "test-nvidia-h20"},
+    "package": {"description": "Monolithic", "partitions": {"value": 1, "unit": "count", "source": "test-nvidia-h20"}},
+    "dense_flops": {"bf16": {"value": 148, "unit": "TFLOP/s", "source": "test-nvidia-h20"},
+                    "fp8": {"value": 296, "unit": "TFLOP/s", "source": "test-nvidia-h20"}},
 }
 MISTRAL_LARGE = {
     "name": "Mistral-Large-2407",
-    "source": "mistral-large-2407",
+    "source": "test-mistral-large-2407",
     "attention": {"kind": "full"},
     **{key: {"value": value, "unit": "count"} for key, value in (
         ("n_layers", 88), ("n_q_heads", 96), ("n_kv_heads", 8), ("head_dim", 128), ("hidden_size", 12288),
@@ -52,21 +52,22 @@ MISTRAL_LARGE = {
 
 
 def grown_config(directory: Path) -> Path:
-    """A copy of config/ with H20 and Mistral-Large-2407 appended to the catalogue and to the paper's selections."""
+    """A copy of config/ with H20 and Mistral-Large-2407 appended to the catalogue and to the paper's selections, under
+    ids no catalogue entry has (test-h20, test-mistral-large-2407), so that a contributor who adds the H20 to config/ breaks nothing here."""
     shutil.copytree(ROOT / "config", directory)
     for file, section, key, entry, source in (
-        ("devices.yaml", "devices", "h20", H20, "NVIDIA H20 datasheet"),
-        ("models.yaml", "models", "mistral-large-2407", MISTRAL_LARGE,
+        ("devices.yaml", "devices", "test-h20", H20, "NVIDIA H20 datasheet"),
+        ("models.yaml", "models", "test-mistral-large-2407", MISTRAL_LARGE,
          "https://huggingface.co/mistralai/Mistral-Large-Instruct-2407/blob/main/config.json"),
     ):
         path = directory / file
         specs = yaml.safe_load(path.read_text())
-        specs["sources"][entry.get("source", "nvidia-h20")] = source
+        specs["sources"][entry.get("source", "test-nvidia-h20")] = source
         specs[section][key] = entry
         path.write_text(yaml.safe_dump(specs, sort_keys=False, allow_unicode=True))
     workflow = yaml.safe_load((directory / "config.yaml").read_text())
-    for table, kind, added in (("table1", "models", "mistral-large-2407"), ("table3", "devices", "h20"),
-                               ("capacity", "models", "mistral-large-2407"), ("capacity", "devices", "h20")):
+    for table, kind, added in (("table1", "models", "test-mistral-large-2407"), ("table3", "devices", "test-h20"),
+                               ("capacity", "models", "test-mistral-large-2407"), ("capacity", "devices", "test-h20")):
         workflow["tables"][table][kind].append(added)
     (directory / "config.yaml").write_text(yaml.safe_dump(workflow, sort_keys=False))
     return directory
@@ -86,7 +87,7 @@ def today():
 @pytest.fixture(scope="module")
 def grown(tmp_path_factory):
     inputs = figure_inputs(grown_config(tmp_path_factory.mktemp("grown") / "config"))
-    assert "h20" in inputs.selections["table3_devices"] and "mistral-large-2407" in inputs.selections["table1_models"]
+    assert "test-h20" in inputs.selections["table3_devices"] and "test-mistral-large-2407" in inputs.selections["table1_models"]
     return inputs
 
 
@@ -213,7 +214,7 @@ def test_adding_a_model_and_a_device_changes_no_other_colour(today, grown):
 
     before, after = line_colors(today), line_colors(grown)
     assert before and all(after[gid] == color for gid, color in before.items())
-    assert set(after) - set(before) == {"footprint mistral-large-2407"}
+    assert set(after) - set(before) == {"footprint test-mistral-large-2407"}
 
     def roof_colors(inputs):
         figure = draw("fig3_roofline", inputs)
@@ -221,7 +222,7 @@ def test_adding_a_model_and_a_device_changes_no_other_colour(today, grown):
 
     before, after = roof_colors(today), roof_colors(grown)
     assert len(before) == 4 and all(after[gid] == color for gid, color in before.items())
-    assert set(after) - set(before) == {"roof h20"}
+    assert set(after) - set(before) == {"roof test-h20"}
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,8 @@ from kvwall.model.footprint import context_holding, kv_bytes, kv_bytes_per_token
 
 CORPUS = Path(__file__).parent / "fixtures" / "hf-configs"
 CONFIGS = sorted(CORPUS.glob("*.json"))
+#: The id a test imports a model under: no catalogue id starts with "test-".
+FIXTURE_ID = "test-qwen3-8b"
 BF16 = 2.0
 
 
@@ -136,24 +138,24 @@ def test_import_writes_a_loadable_entry(tmp_path, capsys, catalog):
 def test_import_into_appends_sources_and_entry(tmp_path, capsys):
     target = tmp_path / "models.yaml"
     target.write_text((Path(__file__).parents[1] / "config" / "models.yaml").read_text())
-    args = ["import", str(CORPUS / "Qwen--Qwen3-8B_config.json"), "--into", str(target)]
+    args = ["import", str(CORPUS / "Qwen--Qwen3-8B_config.json"), "--into", str(target), "--id", FIXTURE_ID]
     assert main(args) == 2
     assert "params_nominal: a catalogue entry needs the published count" in capsys.readouterr().err
     assert main([*args, "--params-nominal", "8.2e9", "--params-source", "Qwen3-8B model card (8.2B)"]) == 0
     from kvwall.inputs.loader import read_yaml
 
     document = read_yaml(target)
-    assert document["models"]["qwen3-8b"]["params_nominal"]["value"] == 8.2e9
-    assert document["sources"]["qwen3-8b.params-nominal"] == "Qwen3-8B model card (8.2B)"
+    assert document["models"][FIXTURE_ID]["params_nominal"]["value"] == 8.2e9
+    assert document["sources"][f"{FIXTURE_ID}.params-nominal"] == "Qwen3-8B model card (8.2B)"
     assert main([*args, "--params-nominal", "8.2e9", "--params-source", "card"]) == 2  # already there
     assert "already in the catalogue" in capsys.readouterr().err
 
 
 def test_a_nominal_count_far_from_the_derived_one_is_reported(capsys):
     assert main(["import", str(CORPUS / "Qwen--Qwen3-8B_config.json"), "--params-nominal", "7e9",
-                 "--params-source", "wrong"]) == 0
+                 "--params-source", "wrong", "--id", FIXTURE_ID]) == 0
     err = capsys.readouterr().err
-    assert err.startswith("kvwall: warning: ") and "Qwen--Qwen3-8B_config.json: models.qwen3-8b.params_nominal: " in err
+    assert err.startswith("kvwall: warning: ") and f"Qwen--Qwen3-8B_config.json: models.{FIXTURE_ID}.params_nominal: " in err
     assert "7e+09 is 17.0% off the count the architecture implies, 8.19e+09" in err
 
 

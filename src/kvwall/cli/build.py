@@ -39,7 +39,13 @@ def run(argv: list[str]) -> int:
     if {"-h", "--help"} & set(argv):
         print(USAGE, end="")
         return 0
-    parser, args, files = config_files(argv)
+    from snakemake.exceptions import CliException
+
+    try:
+        parser, args, files = config_files(argv)
+    except CliException as error:
+        print(f"kvwall: build: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
     try:
         for path in files:
             document = read_yaml(path)

@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
+from kvwall.cli.models_file import add_entry
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.hf_import import ImportRefused, document_text, entry_lines, load_imported, read_config, source_lines
-from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.hf_import import ImportRefused, document_text, load_imported, read_config
+from kvwall.inputs.loader import SpecError
 from kvwall.inputs.plausibility import model_findings
 from kvwall.model.footprint import kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.units import DTYPE_BYTES, GB
+
+#: A catalogue id (the safe-name pattern of common.schema.yaml).
+SAFE_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is text: Python keeps a command-line byte that is not UTF-8 as a lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
 
 def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: float | None, nominal_source: str | None,
                    hf_id: str | None, model_id: str | None) -> int:
@@ -22,6 +37,14 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
         return 2
     if len(paths) > 1 and (params_nominal is not None or hf_id or model_id):
         print("kvwall: --params-nominal, --hf-id and --id name one model: import one config at a time", file=sys.stderr)
+        return 2
+    for option, text in (("--params-source", nominal_source), ("--hf-id", hf_id)):
+        if text is not None and not _utf8(text):
+            print(f"kvwall: {option}: not UTF-8 text (a byte the command line could not decode)", file=sys.stderr)
+            return 2
+    if model_id is not None and not SAFE_ID.fullmatch(model_id):
+        print(f"kvwall: --id {model_id!r}: not a catalogue id (lowercase letters, digits, '.', '_' and '-', "
+              "at most 64)", file=sys.stderr)
         return 2
     if into is not None and params_nominal is None:
         print(f"kvwall: {paths[0]}: params_nominal: a catalogue entry needs the published count: give --params-nominal "
@@ -41,21 +64,8 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
     if into is None:
         sys.stdout.write(document_text(written))
     else:
-        _append(Path(into), *written[0])
+        add_entry(Path(into), *written[0], catalog)
     return 0
-
-
-def _append(target: Path, imported, params_nominal: float, nominal_source: str) -> None:
-    """Add the entry's sources at the end of the ``sources:`` block and the entry at the end of the file."""
-    document = read_yaml(target)
-    if imported.model_id in document.get("models", {}):
-        raise SpecError(target, f"models.{imported.model_id}", "already in the catalogue (give another --id)")
-    lines = target.read_text(encoding="utf-8").rstrip("\n").split("\n")
-    end_of_sources = lines.index("models:")
-    new_sources = source_lines(imported) + [f"  {imported.model_id}.params-nominal: \"{nominal_source}\""]
-    lines[end_of_sources:end_of_sources] = new_sources
-    lines += entry_lines(imported, params_nominal)
-    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def with_hf_config(catalog: Catalog, path: str) -> tuple[Catalog, str]:

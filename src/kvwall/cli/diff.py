@@ -51,16 +51,22 @@ class DiffError(RuntimeError):
 
 def _git(repo: Path, *args: str) -> str:
     try:
-        run = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+        run = subprocess.run(["git", *args], cwd=repo, capture_output=True)
     except OSError as err:  # no such folder, or not one git can run in
         raise DiffError(f"{repo}: {err.strerror}") from None
     if run.returncode != 0:
-        raise DiffError(f"git {' '.join(args)}: {run.stderr.strip() or 'failed'}")
-    return run.stdout
+        raise DiffError(f"git {' '.join(args)}: {run.stderr.decode('utf-8', 'replace').strip() or 'failed'}")
+    try:
+        return run.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DiffError(f"git {' '.join(args)}: the answer cannot be read as UTF-8 text") from None
 
 
-def _rows(text: str) -> list[list[str]]:
-    return [row for row in csv.reader(io.StringIO(text))]
+def _rows(text: str, path: str) -> list[list[str]]:
+    try:
+        return [row for row in csv.reader(io.StringIO(text))]
+    except csv.Error as err:  # a cell past the csv module's field limit, a NUL byte
+        raise DiffError(f"{path}: not a CSV table ({err})") from None
 
 
 def same_number(old: str, new: str, tolerance: float) -> bool:
@@ -251,12 +257,12 @@ def table_reports(repo: Path, revision: str, tolerance: float) -> list[TableRepo
         if mark == "D":
             reports.append(TableReport(path, "removed"))
             continue
-        new = _rows(_working(repo, path))
+        new = _rows(_working(repo, path), path)
         if mark == "A":
             reports.append(TableReport(path, "new", rows=len(new) - 1))
             continue
         key = key_of(_artifact(path)) or ()
-        changes = table_changes(_rows(_at_revision(repo, revision, path)), new, key, tolerance)
+        changes = table_changes(_rows(_at_revision(repo, revision, path), f"{revision}:{path}"), new, key, tolerance)
         reports.append(TableReport(path, "changed", changes, len(new) - 1))
     return reports
 
@@ -309,9 +315,9 @@ def notebook_reports(repo: Path, revision: str) -> list[tuple[str, str, list[Cel
             continue
         try:
             old, new = json.loads(_at_revision(repo, revision, path)), json.loads(_working(repo, path))
-        except json.JSONDecodeError as err:
+            reports.append((path, "changed", notebook_changes(old, new)))
+        except (json.JSONDecodeError, AttributeError, TypeError) as err:  # not JSON, or not a notebook's objects
             raise DiffError(f"{path}: not a notebook ({err})") from None
-        reports.append((path, "changed", notebook_changes(old, new)))
     return reports
 
 
@@ -356,9 +362,11 @@ def canonical_report(repo: Path, revision: str, tolerance: float) -> list[Number
     try:
         old = json.loads(_at_revision(repo, revision, CANONICAL_JSON)) if status != "A" else {}
         new = json.loads(_working(repo, CANONICAL_JSON)) if status != "D" else {}
+        return canonical_changes(old, new, tolerance)
     except json.JSONDecodeError as err:
         raise DiffError(f"{CANONICAL_JSON}: not JSON ({err})") from None
-    return canonical_changes(old, new, tolerance)
+    except (AttributeError, TypeError, KeyError) as err:  # JSON, but not the numbers' objects
+        raise DiffError(f"{CANONICAL_JSON}: not the canonical numbers' format ({err!r})") from None
 
 
 def figure_reports(repo: Path, revision: str) -> list[tuple[str, str]]:

@@ -19,7 +19,7 @@ from kvwall.canonical.tiers import FITS
 from kvwall.formats import FORMATS
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
-from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml, validate
+from kvwall.inputs.loader import DEVICE_ASSUMPTIONS_FILE, SpecError, load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.inputs.published_params import PUBLISHED_PARAMS_FILE, load_published_params
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported
@@ -140,6 +140,8 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
     validate(config, "config", config_file)
     config_dir = Path(config["config_dir"])
     catalog = load_catalog(config_dir)
+    if "device_assumptions" not in catalog.files:  # optional for a catalogue, not for the tables it builds
+        raise SpecError(config_dir / DEVICE_ASSUMPTIONS_FILE, "", "file not found")
     selections = load_workflow_config(config, catalog, config_file)
     _check_catalog(catalog)
     reported = load_reported(catalog.files["reported"])

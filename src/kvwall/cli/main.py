@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from kvwall.cli import advice, answers, benchmark, catalogue, serving
 from kvwall.cli.options import engine_option
+from kvwall.cli.parser import OneLineParser
 from kvwall.cli import build as build_command
 from kvwall.cli import diff as diff_command
 from kvwall.cli import plan as plan_command
@@ -159,8 +161,10 @@ def _pick(collection, item_id: str, kind: str):
     if item_id in by_hf_id and item_id not in collection:
         return by_hf_id[item_id]
     if item_id not in collection:
-        known = ", ".join(sorted(collection))
-        raise CommandError(f"unknown {kind} {item_id!r} (known {kind}s: {known}; add one with --specs FILE)")
+        close = difflib.get_close_matches(item_id, list(collection), n=3)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise CommandError(f"unknown {kind} {item_id!r} ({hint}known {kind}s: {', '.join(sorted(collection))}; "
+                           "add one with --specs FILE)")
     return collection[item_id]
 
 
@@ -602,7 +606,7 @@ def _common() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="kvwall", description="The KV cache memory wall, from specs (SoK arXiv:2609.30854): ask for a model's KV "
         "footprint, its crossovers and its regime on a device; measure the KV slope; review a rebuild. Every number "
         "is printed with its evidence class and the equation or source behind it.",

@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from kvwall.cli.output_file import checked_output, write_output
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.tables.validation import layout_label
@@ -61,7 +62,8 @@ def summary(validation: Validation, rows: pd.DataFrame) -> str:
     below = understood[understood["tpot_realization"] > 1]
     diagnosed = int(below["diagnosis"].notna().sum())
     medians = understood.groupby("backend")["tpot_realization"].median()
-    estimate_error = np.median(np.abs(understood["tpot_estimate_ms"] / rows.loc[understood.index, "silicon_tpot_ms"] - 1))
+    errors = np.abs(understood["tpot_estimate_ms"] / rows.loc[understood.index, "silicon_tpot_ms"] - 1)
+    estimate_error = f"{np.median(errors):.2f}" if len(errors) else "none (no row understood)"
     width = len(f"{rows_read:,}")
     lines = [
         f"kvwall validate: {rows_read:,} rows read",
@@ -72,19 +74,20 @@ def summary(validation: Validation, rows: pd.DataFrame) -> str:
         "  median TPOT bound / measured per engine:" + ("" if len(medians) else " none"),
         *(f"    {engine:<8} {value:.2f}" for engine, value in medians.items()),
         f"  estimate (stated assumptions only, no efficiency fitted to these data): median |estimate / measured - 1| "
-        f"{estimate_error:.2f}",
+        f"{estimate_error}",
     ]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace, catalog: Catalog) -> int:
     validation_map = Path(catalog.files["devices"]).parent / VALIDATION_FILE
+    output = checked_output(args.output, "--output", [args.path]) if args.output else None
     rows, vmap, validation = validate_file(args.path, validation_map, catalog, strict=False)
-    frame = output_frame(validation, vmap.kv_format)
-    if args.output:
-        frame.to_csv(args.output, index=False, lineterminator="\n")
+    text = output_frame(validation, vmap.kv_format).to_csv(index=False, lineterminator="\n")
+    if output is None:
+        sys.stdout.write(text)
     else:
-        frame.to_csv(sys.stdout, index=False, lineterminator="\n")
+        write_output(output, text)
     print(summary(validation, rows), file=sys.stderr)
     return 0
 

@@ -20,6 +20,8 @@ from kvwall.inputs.loader import SpecError
 from kvwall.inputs.specs import Device, Fabric, Model, Sourced, WeightFormats
 from kvwall.units import DTYPE_BYTES, dtype_bytes
 
+#: The most devices a search for the smallest deployment tries (kvwall.model.fitting).
+MAX_DEVICES = 64
 #: Where each field of a deployment is given on the command line, for the one-line refusal.
 FLAGS = {"devices": "--devices", "tensor_parallel": "--tp", "pipeline_parallel": "--pp", "expert_parallel": "--ep",
          "data_parallel": "--dp", "weight_format": "--weight-dtype", "kv_format": "--kv-dtype"}

@@ -14,9 +14,16 @@ from typing import Mapping
 from kvwall.inputs.specs import Device, Fabric
 
 
-def _fabric(entry: Mapping, key: str, prov: dict, reader) -> Fabric:
+def read_fabric(entry: Mapping, key: str, prov: dict, reader) -> Fabric:
+    """A fabric node: its domain and, unless the domain holds every deployment searched, its scale-out link."""
+    from kvwall.inputs.loader import SpecError
+    from kvwall.inputs.deployment import MAX_DEVICES
+
     prov["fabric.domain"] = reader.quantity(entry["domain"], f"{key}.fabric.domain", "count")
     scale_out = entry.get("scale_out")
+    if scale_out is None and prov["fabric.domain"].value < MAX_DEVICES:
+        raise SpecError(reader.file, f"{key}.fabric.scale_out", f"missing: deployments of up to {MAX_DEVICES} devices "
+                        f"leave this {int(prov['fabric.domain'].value)}-device domain; give the link past it")
     if scale_out is None:
         return Fabric(int(prov["fabric.domain"].value), None, None)
     prov["fabric.scale_out"] = reader.quantity(scale_out["bandwidth"], f"{key}.fabric.scale_out.bandwidth", "bytes/s")
@@ -45,7 +52,7 @@ def with_assumptions(devices: Mapping[str, Device], document: Mapping, reader) -
                 raise SpecError(reader.file, f"{key}.fabric", "the devices file states this device's fabric; an assumption cannot replace it")
             if device.scale_up is None:
                 raise SpecError(reader.file, f"{key}.fabric", "a fabric needs the device's scale-up link (devices.yaml scale_up)")
-            fabric = _fabric(entry["fabric"], key, prov, reader)
+            fabric = read_fabric(entry["fabric"], key, prov, reader)
         result[device_id] = replace(device, dense_flops=MappingProxyType(flops), fabric=fabric,
                                     provenance=MappingProxyType(prov))
     return result

@@ -23,6 +23,7 @@ from kvwall.inputs.hf_fields import ConfigFields, ImportRefused, Read
 from kvwall.inputs.hf_layouts import MODELLED_TYPES, Layout, read_layout
 from kvwall.inputs.loader import SpecError, load_user_specs
 from kvwall.inputs.quantization import PartLayout, checkpoint_formats
+from kvwall.inputs.reader import read_json
 from kvwall.inputs.specs import Model, Sourced
 
 __all__ = ["ImportRefused", "ImportedModel", "read_config", "load_imported", "entry_lines", "source_lines", "document_text"]
@@ -72,12 +73,11 @@ def fitted_id(name: str, suffix: str = "") -> str:
 
 
 def _read_json(path: Path) -> dict:
+    """A config file through the hardened reader (kvwall.inputs.reader): a JSON object, or one ImportRefused."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ImportRefused(path, "(file)", "file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ImportRefused(path, "(file)", f"not a JSON config ({err.__class__.__name__})") from None
+        document = read_json(path, constants=True)
+    except SpecError as err:
+        raise ImportRefused(path, err.key or "(file)", err.reason) from None
     if not isinstance(document, dict):
         raise ImportRefused(path, "(file)", "not a JSON object")
     return document
@@ -212,7 +212,8 @@ def _flow(node: Any) -> str:
     if isinstance(node, bool):
         return "true" if node else "false"
     if isinstance(node, str):
-        return json.dumps(node) if re.search(r"[:#{}\[\],]|^\s|\s$", node) or not node else node
+        plain = node and node.isprintable() and not re.search(r"[:#{}\[\],\"'&*!|>%@`]|^\s|\s$", node)
+        return node if plain else json.dumps(node)
     return repr(node)
 
 

@@ -7,6 +7,7 @@ built. Schemas live in the package (``kvwall/inputs/schemas``) so that ``kvwall 
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import replace
 from functools import cache
@@ -18,7 +19,7 @@ from typing import Any, Mapping
 from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
-from kvwall.inputs.device_assumptions import with_assumptions
+from kvwall.inputs.device_assumptions import read_fabric, with_assumptions
 from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.reader import SpecError, key_path, parse_yaml, read_yaml
 from kvwall.inputs.schema_library import jsonschema
@@ -43,6 +44,12 @@ LARGEST = {
     "bytes": 1e18, "bytes/s": 1e18, "FLOP/s": 1e21, "count": 1e15, "tokens": 1e12, "tokens/s": 1e12, "s": 1e9,
     "ratio": 1e6, "s/byte": 1.0, "FLOP/B": 1e9,
 }
+#: The smallest positive value accepted in a base dimension, after conversion: far below any real link, tensor core,
+#: storage format or latency (a kilobyte per second, a megaflop per second, a hundredth of a byte, a picosecond), so
+#: that a unit typed wrong by many orders of magnitude is refused.
+SMALLEST = {"bytes/s": 1e3, "FLOP/s": 1e6, "bytes": 1e-2, "s": 1e-12}
+#: The pattern of a name printed in tables and messages (label in common.schema.yaml).
+LABEL_PATTERN = r"^[^\x00-\x1f\x7f]+\Z"
 #: Dimensions whose values count things and so must be whole numbers.
 WHOLE = ("count", "tokens")
 #: The dimension of each numeric assumption of config/assumptions.yaml.
@@ -85,6 +92,8 @@ def _reason(error: jsonschema.ValidationError) -> str:
         return f"must be {'>' if v == 'exclusiveMinimum' else '>='} {bound} (got {value!r})"
     if v == "type":
         return f"must be of type {error.validator_value} (got {type(value).__name__} {value!r})"
+    if v == "pattern" and error.validator_value == LABEL_PATTERN:
+        return f"{value!r} must be one line of printable text"
     if v == "pattern" or (v == "not" and isinstance(value, str)):
         return f"{value!r} is not a safe name (lowercase letters, digits, '.', '_' and '-'; at most 64 characters)"
     if v in ("enum", "const"):
@@ -130,7 +139,8 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
         return
     # A name that fails propertyNames is reported against the mapping; name the offending key itself.
     path = list(error.absolute_path)
-    if error.validator in ("pattern", "not") and error.parent is None and isinstance(error.instance, str):
+    if error.validator in ("pattern", "not") and error.parent is None and isinstance(error.instance, str) \
+            and error.validator_value != LABEL_PATTERN:
         if error.instance not in (path[-1:] or [None]):
             path.append(error.instance)
     reason = _reason(error)
@@ -152,6 +162,8 @@ def checked_base(value: float, unit: str, dimension: str | None, file: str | Pat
     largest = LARGEST.get(measured, math.inf)
     if not math.isfinite(base) or abs(base) > largest:
         raise SpecError(file, f"{key}.value", f"{value} {unit} is out of range (at most {largest:g} {measured})")
+    if 0 < abs(base) < SMALLEST.get(measured, 0):
+        raise SpecError(file, f"{key}.value", f"{value} {unit} is out of range (at least {SMALLEST[measured]:g} {measured})")
     if measured in WHOLE and base != int(base):
         raise SpecError(file, f"{key}.value", f"{value} {unit} is not a whole number of {measured}")
     return base
@@ -229,13 +241,7 @@ def _spec_fabric(entry: Mapping, key: str, prov: dict, reader: QuantityReader) -
     """The fabric a device's own system datasheet states (a --specs device): its scale-up domain and scale-out link."""
     if "scale_up" not in entry:
         raise SpecError(reader.file, f"{key}.fabric", "a fabric needs the device's scale-up link (scale_up)")
-    node = entry["fabric"]
-    prov["fabric.domain"] = reader.quantity(node["domain"], f"{key}.fabric.domain", "count")
-    scale_out = node.get("scale_out")
-    if scale_out is None:
-        return Fabric(int(prov["fabric.domain"].value), None, None)
-    prov["fabric.scale_out"] = reader.quantity(scale_out["bandwidth"], f"{key}.fabric.scale_out.bandwidth", "bytes/s")
-    return Fabric(int(prov["fabric.domain"].value), scale_out["name"], prov["fabric.scale_out"].value)
+    return read_fabric(entry["fabric"], key, prov, reader)
 
 
 _MODEL_COUNTS = ("n_layers", "n_q_heads", "n_kv_heads", "head_dim", "hidden_size", "intermediate_size", "vocab_size")
@@ -442,8 +448,11 @@ def _configurations(document: Mapping, reader: QuantityReader) -> tuple[int, tup
     contexts = tuple(
         reader.quantity(c, f"configurations.contexts[{i}]", "tokens", node["source"]).value for i, c in enumerate(node["contexts"])
     )
-    rows = []
+    rows, seen = [], {}
     for i, row in enumerate(node["rows"]):
+        if row["id"] in seen:
+            raise SpecError(reader.file, f"configurations.rows[{i}].id", f"{row['id']!r} is given twice (rows {seen[row['id']]} and {i})")
+        seen[row["id"]] = i
         _refuse_bytes_as_bits(row, reader.file, f"configurations.rows[{i}]")
         bits = reader.quantity(row["kv_bits"], f"configurations.rows[{i}].kv_bits", "bytes", node["source"])
         rows.append(Configuration(row["id"], row["name"], 8.0 * bits.value, float(row["retention"]["value"])))
@@ -504,7 +513,7 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     evaluation_node = docs["workloads"][0]["evaluation"]
     for name, collection in (("model", models), ("device", devices)):
         if evaluation_node[name] not in collection:
-            raise SpecError(paths["workloads"], f"evaluation.{name}", f"{name} {evaluation_node[name]!r} does not exist in {paths[name + 's']} (known: {', '.join(collection)})")
+            raise SpecError(paths["workloads"], f"evaluation.{name}", f"{name} {evaluation_node[name]!r} does not exist in {paths[name + 's']} ({known_ids(evaluation_node[name], collection)})")
     for technique_id, technique in techniques.items():
         if technique.sharing_workload is not None:
             workload = workloads.get(technique.sharing_workload)
@@ -520,12 +529,18 @@ def load_catalog(config_dir: str | Path = "config") -> Catalog:
     )
 
 
+def known_ids(item_id, collection: Mapping) -> str:
+    """The ids of ``collection``, the closest to ``item_id`` first where one is close: 'did you mean b200? known: ...'."""
+    close = difflib.get_close_matches(str(item_id), list(collection), n=3)
+    return f"did you mean {' or '.join(close)}? known: {', '.join(collection)}" if close else f"known: {', '.join(collection)}"
+
+
 def _selection(value, collection: Mapping, key: str, file: str, where: str) -> tuple[str, ...]:
     if value == "all":
         return tuple(collection)
     for i, item_id in enumerate(value):
         if item_id not in collection:
-            raise SpecError(file, f"{key}[{i}]", f"{item_id!r} does not exist in {where} (known: {', '.join(collection)})")
+            raise SpecError(file, f"{key}[{i}]", f"{item_id!r} does not exist in {where} ({known_ids(item_id, collection)})")
     return tuple(value)
 
 
@@ -548,7 +563,7 @@ def load_workflow_config(config: Mapping, catalog: Catalog, file: str = "config/
         value = tables[table][field_name]
         collection = catalog.models if kind == "models" else catalog.devices
         if value not in collection:
-            raise SpecError(file, f"tables.{key}", f"{value!r} does not exist in {catalog.files[kind]} (known: {', '.join(collection)})")
+            raise SpecError(file, f"tables.{key}", f"{value!r} does not exist in {catalog.files[kind]} ({known_ids(value, collection)})")
         return value
 
     return {

@@ -93,10 +93,32 @@ class CheckpointFormats:
         return formats.pop() if len(formats) == 1 else dict(self.weights)
 
 
-def _dtype(config: Mapping) -> str:
+def _dtype(config: Mapping, file) -> str:
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
-    name = config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype") or text.get("dtype") or "bfloat16"
-    return DTYPES.get(name, name)
+    for node, prefix in ((config, ""), (text, "text_config.")):
+        for key in ("torch_dtype", "dtype"):
+            name = node.get(key)
+            if name and not isinstance(name, str):
+                raise _refused(file, prefix + key, f"must be a dtype name (got {type(name).__name__})")
+            if name:
+                return DTYPES.get(name, name)
+    return DTYPES["bfloat16"]
+
+
+def _mapping(node, file, key: str) -> Mapping:
+    """An object the config gives at ``key`` (an absent one is empty), refused unless it is an object."""
+    if node is None:
+        return {}
+    if not isinstance(node, dict):
+        raise _refused(file, key, f"must be an object (got {type(node).__name__})")
+    return node
+
+
+def _text_of(node, file, key: str) -> str:
+    """A name the config gives at ``key``, refused unless it is a text."""
+    if not isinstance(node, str):
+        raise _refused(file, key, f"must be a name (got {type(node).__name__} {str(node)[:40]!r})")
+    return node
 
 
 def _algorithm(name, file, key: str) -> str:
@@ -210,7 +232,7 @@ def _per_module(quantized: Mapping, layout: PartLayout, file, key: str) -> tuple
     """The format of each part a MIXED_PRECISION ``quantized_layers`` map quantizes (its narrowest, noted where the
     part's modules differ)."""
     found: dict[str, set[str]] = {}
-    for module, scheme in quantized.items():
+    for module, scheme in _mapping(quantized, file, key).items():
         algorithm = _algorithm(scheme.get("quant_algo") if isinstance(scheme, dict) else None, file, f"{key}.{module}.quant_algo")
         for part, _, _ in _named(module, layout):
             found.setdefault(part, set()).add(algorithm)
@@ -227,7 +249,7 @@ def _per_module(quantized: Mapping, layout: PartLayout, file, key: str) -> tuple
 
 def _kv(quant: Mapping | None, q: Mapping | None, file) -> tuple[str | None, str | None]:
     """The KV cache format a checkpoint states, and the key it was read from."""
-    if quant is not None and quant.get("quantization", {}).get("kv_cache_quant_algo"):
+    if quant is not None and _mapping(quant.get("quantization"), file, "hf_quant_config.json: quantization").get("kv_cache_quant_algo"):
         return (_algorithm(quant["quantization"]["kv_cache_quant_algo"], file, "quantization.kv_cache_quant_algo"),
                 "hf_quant_config.json: quantization.kv_cache_quant_algo")
     if isinstance(q, dict):
@@ -246,9 +268,11 @@ def checkpoint_formats(file: str | Path, config: Mapping, quant: Mapping | None,
     """Every part's storage format and the KV format of a checkpoint (module docstring)."""
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     q = config.get("quantization_config") or text.get("quantization_config")
-    base = _dtype(config)
+    if q is not None and not isinstance(q, dict):
+        raise _refused(file, "quantization_config", f"must be an object (got {type(q).__name__})")
+    base = _dtype(config, file)
     quantized, patterns, per_module, where = None, ([], ""), None, "torch_dtype"
-    if quant is not None and quant.get("quantization", {}).get("quant_algo"):
+    if quant is not None and _mapping(quant.get("quantization"), file, "hf_quant_config.json: quantization").get("quant_algo"):
         node, prefix = quant["quantization"], "hf_quant_config.json: quantization"
         where = f"{prefix}.quant_algo"
         if str(node["quant_algo"]).upper() == "MIXED_PRECISION":
@@ -263,12 +287,14 @@ def checkpoint_formats(file: str | Path, config: Mapping, quant: Mapping | None,
         elif q.get("quant_algo"):
             quantized, where = _algorithm(q["quant_algo"], file, f"{prefix}.quant_algo"), f"{prefix}.quant_algo"
         elif q.get("config_groups"):
-            groups = list(q["config_groups"].values())
-            formats = {_group_format(g.get("weights") or {}, file, f"{prefix}.config_groups.weights") for g in groups}
+            groups = _mapping(q["config_groups"], file, f"{prefix}.config_groups")
+            formats = {_group_format(_mapping(_mapping(g, file, f"{prefix}.config_groups.{name}").get("weights"), file,
+                                              f"{prefix}.config_groups.{name}.weights"), file, f"{prefix}.config_groups.weights")
+                       for name, g in groups.items()}
             if len(formats) > 1:
                 raise _refused(file, f"{prefix}.config_groups", f"groups of different formats {sorted(formats)} are not read")
             quantized, where = formats.pop(), f"{prefix}.config_groups.weights.num_bits"
-        elif q.get("quant_method") in METHODS:
+        elif _text_of(q.get("quant_method", ""), file, f"{prefix}.quant_method") in METHODS:
             quantized, where = METHODS[q["quant_method"]], f"{prefix}.quant_method"
         else:
             raise _refused(file, f"{prefix}.quant_method", f"quant_method {q.get('quant_method')!r} is not read")

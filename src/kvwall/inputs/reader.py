@@ -42,10 +42,10 @@ def read_text(path: str | Path) -> str:
         raise SpecError(path, "", "file not found") from None
     except OSError as err:
         raise SpecError(path, "", f"cannot be opened ({err.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SpecError(path, "", "not a regular file (a directory, FIFO or device is never read)")
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise SpecError(path, "", "not a regular file (a directory, FIFO or device is never read)")
         data = handle.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise SpecError(path, "", f"larger than {MAX_BYTES // 2**20} MiB, the limit for an input file")
@@ -164,11 +164,12 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
-def read_json(path: str | Path) -> Any:
-    """Parse one JSON file under the same limits; NaN and Infinity (not JSON) are refused."""
+def read_json(path: str | Path, constants: bool = False) -> Any:
+    """Parse one JSON file under the same limits; NaN and Infinity (not JSON) are refused unless ``constants`` (a
+    published config.json, written and read by Python's json, which accepts them)."""
     text = read_text(path)
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=None if constants else _refuse_constant)
     except json.JSONDecodeError as err:
         raise SpecError(path, f"line {err.lineno}", f"not valid JSON: {err.msg}") from None
     except ValueError as err:

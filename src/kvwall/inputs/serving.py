@@ -59,9 +59,19 @@ def _text(path: Path) -> tuple[bytes, str]:
         raise SpecError(path, "", f"not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
-def _rows(text: str) -> list[dict]:
-    return [{name: _cell(value or "") for name, value in row.items() if name is not None}
-            for row in csv.DictReader(text.splitlines())]
+def _rows(text: str, path: Path) -> list[dict]:
+    """The rows of a CSV text, each cell read by _cell; a row with more cells than the header, or a cell beyond the
+    csv module's field limit, is refused with its line."""
+    reader = csv.DictReader(text.splitlines())
+    rows = []
+    try:
+        for row in reader:
+            if None in row:
+                raise SpecError(path, f"line {reader.line_num}", f"{len(row[None])} cell(s) more than the header's columns")
+            rows.append({name: _cell(value or "") for name, value in row.items()})
+    except csv.Error as error:
+        raise SpecError(path, f"line {reader.line_num + 1}", f"not a CSV row ({error})") from None
+    return rows
 
 
 def _read_checked(path: Path, stamp_dir: str | Path | None) -> tuple[str, list[dict] | None]:
@@ -72,7 +82,7 @@ def _read_checked(path: Path, stamp_dir: str | Path | None) -> tuple[str, list[d
     stamp = Path(stamp_dir) / _stamp(content) if stamp_dir is not None else None
     if stamp is not None and stamp.is_file():
         return text, None
-    rows = _rows(text)
+    rows = _rows(text, path)
     _validate(rows, path)
     if stamp is not None:
         stamp.parent.mkdir(parents=True, exist_ok=True)
@@ -88,7 +98,7 @@ def check_serving_measurements(path: str | Path, stamp_dir: str | Path | None = 
 def read_serving_measurements(path: str | Path, stamp_dir: str | Path | None = None) -> pd.DataFrame:
     """The rows of ``path`` as a DataFrame (blank cells NaN), after validating every row against the schema."""
     text, rows = _read_checked(Path(path), stamp_dir)
-    return pd.DataFrame.from_records(_rows(text) if rows is None else rows)
+    return pd.DataFrame.from_records(_rows(text, Path(path)) if rows is None else rows)
 
 
 def _validate(rows: list[dict], path: Path) -> None:

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.loader import SpecError, read_yaml, validate
+from kvwall.inputs.loader import SpecError, known_ids, read_yaml, validate
 from kvwall.units import UnitError, dtype_bytes
 
 
@@ -48,6 +48,10 @@ class ValidationMap:
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
 
 
+#: The precisions a dense rate is given at (the names of dense_flops in devices.schema.yaml).
+PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "fp4")
+
+
 def _format(name: str, file: Path, key: str) -> str:
     try:
         dtype_bytes(name)
@@ -71,11 +75,11 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
     for system, node in document["systems"].items():
         source(node, f"systems.{system}")
         if node["device"] not in catalog.devices:
-            raise SpecError(path, f"systems.{system}.device", f"device {node['device']!r} is not in the catalogue")
+            raise SpecError(path, f"systems.{system}.device", f"device {node['device']!r} is not in the catalogue ({known_ids(node['device'], catalog.devices)})")
     for model_path, node in document["models"].items():
         source(node, f"models.{model_path}")
         if node["model"] not in catalog.models:
-            raise SpecError(path, f"models.{model_path}.model", f"model {node['model']!r} is not in the catalogue")
+            raise SpecError(path, f"models.{model_path}.model", f"model {node['model']!r} is not in the catalogue ({known_ids(node['model'], catalog.models)})")
     formats = document["weight_formats"]
     source(formats, "weight_formats")
     below = []
@@ -84,22 +88,28 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
         source(node, key)
         where = node["where"]
         if "model" in where and where["model"] not in catalog.models:
-            raise SpecError(path, f"{key}.where.model", f"model {where['model']!r} is not in the catalogue")
+            raise SpecError(path, f"{key}.where.model", f"model {where['model']!r} is not in the catalogue ({known_ids(where['model'], catalog.models)})")
         if "device" in where and where["device"] not in catalog.devices:
-            raise SpecError(path, f"{key}.where.device", f"device {where['device']!r} is not in the catalogue")
+            raise SpecError(path, f"{key}.where.device", f"device {where['device']!r} is not in the catalogue ({known_ids(where['device'], catalog.devices)})")
         below.append(BelowBound(MappingProxyType(dict(where)), node["diagnosis"], node.get("why", ""), sources[node["source"]]))
+    blank = _format(formats["blank"], path, "weight_formats.blank")
+    modes = {m: _format(f, path, f"weight_formats.modes.{m}") for m, f in formats["modes"].items()}
     precision = document["compute_precision"]
     source(precision, "compute_precision")
     for name in sorted({*formats["modes"].values(), formats["blank"]} - set(precision["formats"])):
         raise SpecError(path, "compute_precision.formats", f"weight format {name!r} has no compute precision")
+    for name, rate in precision["formats"].items():
+        if rate not in PRECISIONS:
+            raise SpecError(path, f"compute_precision.formats.{name}",
+                            f"{rate!r} is not a precision a dense rate is given at (known: {', '.join(PRECISIONS)})")
     source(document["kv_format"], "kv_format")
     source(document["tokens_per_step"], "tokens_per_step")
     return ValidationMap(
         file=str(path),
         devices=MappingProxyType({s: n["device"] for s, n in document["systems"].items()}),
         models=MappingProxyType({p: n["model"] for p, n in document["models"].items()}),
-        blank_weight_format=_format(formats["blank"], path, "weight_formats.blank"),
-        weight_formats=MappingProxyType({m: _format(f, path, f"weight_formats.modes.{m}") for m, f in formats["modes"].items()}),
+        blank_weight_format=blank,
+        weight_formats=MappingProxyType(modes),
         compute_precision=MappingProxyType(dict(precision["formats"])),
         kv_format=_format(document["kv_format"]["value"], path, "kv_format.value"),
         tokens_per_step=int(document["tokens_per_step"]["value"]),

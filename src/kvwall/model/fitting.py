@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Iterator
 
-from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deployment
+from kvwall.inputs.deployment import MAX_DEVICES, Deployment, DeploymentError, checked_deployment
 from kvwall.inputs.engines import EngineMemory
 from kvwall.inputs.specs import Model, WeightFormats
 from kvwall.model.capacity import sequences_that_fit
@@ -22,9 +22,6 @@ from kvwall.model.footprint import kv_bytes
 from kvwall.model.roofline import resident_weight_bytes
 from kvwall.model.step_time import step_time_bound
 from kvwall.units import dtype_bytes
-
-#: The most devices the search tries.
-MAX_DEVICES = 64
 
 
 def _divisors(n: int) -> list[int]:

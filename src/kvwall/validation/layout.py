@@ -23,8 +23,13 @@ LAYOUT = ("tp", "pp", "dp", "moe_tp", "moe_ep")
 _COLUMNS = {"tp": "tp_size", "pp": "pp_size", "dp": "attention_dp_size", "moe_tp": "moe_tp_size", "moe_ep": "moe_ep_size"}
 
 
+def _numbers(rows: pd.DataFrame, column: str) -> pd.Series:
+    """A column as numbers, NaN where blank (a column blank in every row is read as objects)."""
+    return pd.to_numeric(rows[column], errors="coerce") if column in rows else pd.Series(np.nan, index=rows.index)
+
+
 def _side_columns(rows: pd.DataFrame, prefix: str) -> pd.DataFrame:
-    return pd.DataFrame({name: rows.get(prefix + column) for name, column in _COLUMNS.items()}, index=rows.index)
+    return pd.DataFrame({name: _numbers(rows, prefix + column) for name, column in _COLUMNS.items()}, index=rows.index)
 
 
 def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
@@ -54,9 +59,9 @@ def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
     sizes.loc[~is_moe, ["moe_tp", "moe_ep"]] = 1
 
     concurrency_in_id = pd.to_numeric(rows["id"].str.extract(r"_c(\d+)_", expand=False), errors="coerce")
-    ranks = rows.get("decode_num_workers", pd.Series(np.nan, index=rows.index)) * sizes["dp"]
-    per_rank = rows.get("decode_batch_size", pd.Series(np.nan, index=rows.index)).fillna(np.floor(concurrency_in_id / ranks))
-    in_flight = rows["batch_size"].where(~disagg, per_rank * sizes["dp"])
+    ranks = _numbers(rows, "decode_num_workers") * sizes["dp"]
+    per_rank = _numbers(rows, "decode_batch_size").fillna(np.floor(concurrency_in_id / ranks))
+    in_flight = _numbers(rows, "batch_size").where(~disagg, per_rank * sizes["dp"])
     unknown = in_flight.isna() & reason.isna()
     reason[unknown & disagg] = "the sequences per decode engine are not given (decode_batch_size and decode_num_workers blank)"
     reason[unknown & ~disagg] = "the concurrency is not given (batch_size blank)"

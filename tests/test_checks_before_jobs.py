@@ -1,0 +1,98 @@
+"""What a job would refuse, the check before any job refuses first (kvwall.cli.front_door): each edit of a copy of
+config/ stops check_inputs with one message naming the file and the key."""
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kvwall.cli.front_door import check_inputs
+from kvwall.inputs.loader import SpecError, read_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "config"
+CX7 = "      scale_out: {name: ConnectX-7 400 Gb/s, bandwidth: {value: 400, unit: Gb/s, source: hgx-8-gpu-cx7}}\n"
+
+
+def checked(config: Path) -> None:
+    document = read_yaml(config / "config.yaml") or {}
+    check_inputs({**document, "config_dir": str(config)} if document else document, str(config / "config.yaml"),
+                 records_dir=ROOT / "data" / "measured", serving_measurements=ROOT / "data" / "reported" / "serving-measurements.csv")
+
+
+def refusal(tmp_path: Path, file: str, edit) -> SpecError:
+    config = tmp_path / "config"
+    shutil.copytree(CONFIG, config)
+    path = config / file
+    if edit is None:
+        path.unlink()
+    else:
+        text = edit(path.read_text(encoding="utf-8"))
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        checked(config)
+    assert caught.value.file == str(path)
+    return caught.value
+
+
+def replaced(old: str, new: str):
+    def edit(text: str) -> str:
+        assert old in text, f"{old!r} is no longer in the file: the test breaks nothing"
+        return text.replace(old, new, 1)
+    return edit
+
+
+def duplicate_row(text: str) -> str:
+    first, second = re.findall(r"- \{id: ([^,]+),", text)[:2]
+    return text.replace(f"- {{id: {second},", f"- {{id: {first},", 1)
+
+
+@pytest.mark.parametrize("file, edit, key, reason", [
+    ("device_assumptions.yaml", replaced(CX7, ""), "device_assumptions.h100-sxm.fabric.scale_out",
+     "missing: deployments of up to 64 devices leave this 8-device domain; give the link past it"),
+    ("device_assumptions.yaml", replaced("value: 400, unit: Gb/s", "value: 1e-300, unit: Gb/s"),
+     "device_assumptions.h100-sxm.fabric.scale_out.bandwidth.value", "1e-300 Gb/s is out of range (at least 1000 bytes/s)"),
+    ("devices.yaml", replaced("value: 989.5, unit: TFLOP/s", "value: 1e-12, unit: TFLOP/s"),
+     "devices.h100-sxm.dense_flops.bf16.value", "1e-12 TFLOP/s is out of range (at least 1e+06 FLOP/s)"),
+    ("devices.yaml", replaced("hbm_capacity: {value: 80, unit: GB,", "hbm_capacity: {value: 1e-300, unit: GB,"),
+     "devices.h100-sxm.hbm_capacity.value", "1e-300 GB is out of range (at least 0.01 bytes)"),
+    ("validation.yaml", replaced("fp4: fp4, int4: bf16}", "fp4: fp44, int4: bf16}"), "compute_precision.formats.fp4",
+     "'fp44' is not a precision a dense rate is given at (known: fp32, bf16, fp16, fp8, int8, fp4)"),
+    ("validation.yaml", replaced("nvfp4: fp4,", "nvfp4: fp44,"), "weight_formats.modes.nvfp4", "storage format 'fp44' is not understood"),
+    ("device_assumptions.yaml", None, "", "file not found"),
+    ("devices.yaml", replaced("source: nvidia-h100-nvlink}", "source: nvidia-h100-nvlnk}"),
+     "devices.h100-sxm.scale_up.bandwidth.source", "source 'nvidia-h100-nvlnk' is not listed under 'sources'"),
+    ("devices.yaml", replaced("    name: H100 SXM\n", '    name: "H100\\nSXM"\n'), "devices.h100-sxm.name",
+     "'H100\\nSXM' must be one line of printable text"),
+    ("config.yaml", replaced("reference_device: h100-sxm", "reference_device: h100-sxn"), "tables.in_text.reference_device",
+     "'h100-sxn' does not exist in "),
+    ("validation.yaml", replaced("b300_sxm: {device: b300,", "b300_sxm: {device: b30,"), "systems.b300_sxm.device",
+     "device 'b30' is not in the catalogue (did you mean b300"),
+    ("config.yaml", replaced("devices: [h100-sxm, h200-sxm, b200, mi300x]", "devices: [h100-sxm, h201-sxm]"),
+     "tables.table3.devices[1]", "'h201-sxm' does not exist in "),
+    ("techniques.yaml", duplicate_row, "configurations.rows[1].id", "'bf16' is given twice (rows 0 and 1)"),
+    ("config.yaml", lambda text: "", "", "missing required field 'config_dir'"),
+    ("tiers.yaml", lambda text: "", "", "the file is empty"),
+    ("validation.yaml", lambda text: "", "", "the file is empty"),
+])
+def test_a_bad_edit_is_refused_before_any_job(tmp_path, file, edit, key, reason):
+    error = refusal(tmp_path, file, edit)
+    assert error.key == key and error.reason.startswith(reason), str(error)
+    assert "\n" not in str(error)
+
+
+def test_a_fabric_that_holds_every_deployment_needs_no_scale_out(tmp_path):
+    config = tmp_path / "config"
+    shutil.copytree(CONFIG, config)
+    path = config / "device_assumptions.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("domain: {value: 8, unit: count, source: hgx-8-gpu-cx7}\n" + CX7,
+                                 "domain: {value: 64, unit: count, source: hgx-8-gpu-cx7}\n", 1), encoding="utf-8")
+    assert path.read_text(encoding="utf-8") != text
+    checked(config)
+
+
+def test_an_unknown_id_in_a_config_file_suggests_the_closest(tmp_path):
+    error = refusal(tmp_path, "config.yaml", replaced("reference_device: h100-sxm", "reference_device: h100-sxn"))
+    assert error.reason.split(" (", 1)[1].startswith("did you mean h100-sxm")
