@@ -44,9 +44,9 @@ class ValidationMap:
     compute_precision: Mapping[str, str]  # weight format -> precision of the dense rate its GEMMs run at
     kv_format: str
     tokens_per_step: int
+    below_bound: tuple[BelowBound, ...] = ()
     stored_kv_default: str = "bf16"  # the KV format an engine stores where stored_kv_format names none
     stored_kv_formats: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: MappingProxyType({}))  # engine -> weight format -> KV format
-    below_bound: tuple[BelowBound, ...] = ()
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
 
 
