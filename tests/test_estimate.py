@@ -9,7 +9,7 @@ import pytest
 
 from kvwall.model.decode_costs import COSTS, decode_costs, decode_step
 from kvwall.model.engine_constants import EngineConstants, datasheet_constants, rounded
-from kvwall.model.first_token_estimate import RHO_MAX, first_token_estimate
+from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.validation.calibration import CalibrationError, calibrate
 from kvwall.validation.estimate_error import FOLDS, grouped_folds
 
@@ -82,13 +82,16 @@ def test_no_cost_is_negative_and_datasheet_rates_are_the_fastest(points):
     assert (fastest * 1e3 >= points["tpot_bound_ms"] * (1 - 1e-12)).all()  # no estimate beats the bound
 
 
-def test_ttft_is_the_prefill_plus_the_md1_wait(points):
-    one = points.loc[[DENSE_TP]]
-    costs = decode_costs(one, CONSTANTS)
-    rho = costs["prefill"][0] / sum(c[0] for c in costs.values())
-    prefill = max(one["replica_prefill_flops"].iloc[0] / (0.5 * 1.979e15), 3.677083e-3 / 0.8)
-    assert 0 < rho < RHO_MAX
-    assert math.isclose(first_token_estimate(one, CONSTANTS)[0], prefill * (1 + rho / (2 * (1 - rho))), rel_tol=1e-6)
+def test_ttft_is_the_fixed_cost_plus_half_the_wave_of_prefills(points):
+    constants = EngineConstants(1e-3, 0.8, 0.5, 20e-6, first_token_fixed=0.2)
+    # 128 requests arrive together; one waits on average for (128 + 1) / 2 prefills of 1024 tokens over four GPUs.
+    row = points.loc[DENSE_TP]
+    expected = 0.2 + 64.5 * row["prefill_flops_per_device"] / (0.5 * 1.979e15)
+    assert math.isclose(first_token_estimate(points.loc[[DENSE_TP]], constants)[0], expected, rel_tol=1e-12)
+    assert round(expected * 1e3) == 2579
+    disagg = points[points["mode"] == "disagg"].iloc[[0]]
+    alone = 0.2 + disagg["replica_prefill_flops"].iloc[0] / (0.5 * disagg["peak_flops"].iloc[0])
+    assert math.isclose(first_token_estimate(disagg, constants)[0], alone, rel_tol=1e-12)
 
 
 def _synthetic(n=200, seed=1):
@@ -101,16 +104,18 @@ def _synthetic(n=200, seed=1):
         "stored_kv_ratio": 1.0, "flops_per_device": rng.uniform(1e11, 2e13, n), "pipeline_idle": 1.0,
         "collective_bytes_s": rng.uniform(0, 1e-3, n), "collective_messages": rng.choice([0.0, 64.0, 160.0, 238.0], n),
         "dispatch_s": 0.0, "dispatch_load": 0.0, "expert_ranks": 1.0,
-        "prefill_flops_per_device": rng.uniform(1e12, 1e14, n),
+        "prefill_flops_per_device": rng.uniform(1e12, 1e14, n), "replica_prefill_flops": rng.uniform(1e12, 1e14, n),
     })
 
 
 def test_a_fit_recovers_known_constants():
-    known = EngineConstants(fixed_step=2e-3, hbm_fraction=0.75, flop_fraction=0.4, collective_latency=25e-6)
+    known = EngineConstants(fixed_step=2e-3, hbm_fraction=0.75, flop_fraction=0.4, collective_latency=25e-6,
+                            first_token_fixed=0.15)
     synthetic = _synthetic()
-    fitted = calibrate(synthetic, decode_step(synthetic, known), 1, "synthetic")
+    fitted = calibrate(synthetic, decode_step(synthetic, known), 1, "synthetic", first_token_estimate(synthetic, known))
     assert fitted.constants == known  # to the three significant digits kept
-    assert fitted.points == 200 and all(h >= 0 for h in fitted.half_interval)
+    assert fitted.points == 200 and fitted.first_token_points == (synthetic["mode"] == "agg").sum()
+    assert all(h >= 0 for h in fitted.half_interval) and len(fitted.half_interval) == 5
 
 
 def test_fitted_constants_keep_three_significant_digits():

@@ -14,22 +14,23 @@ SIGNIFICANT_DIGITS = 3
 
 @dataclass(frozen=True)
 class EngineConstants:
-    """Fixed cost per decode step (s), realized fractions of the datasheet HBM bandwidth and dense peak (<= 1), and
-    the latency of one collective message (s)."""
+    """Fixed cost per decode step (s), realized fractions of the datasheet HBM bandwidth and dense peak (<= 1), the
+    latency of one collective message (s) and the fixed cost before a first token (s)."""
 
     fixed_step: float
     hbm_fraction: float
     flop_fraction: float
     collective_latency: float
+    first_token_fixed: float = 0.0
 
-    NAMES = ("fixed_step", "hbm_fraction", "flop_fraction", "collective_latency")
+    NAMES = ("fixed_step", "hbm_fraction", "flop_fraction", "collective_latency", "first_token_fixed")
 
     def values(self) -> tuple[float, ...]:
         return tuple(getattr(self, name) for name in self.NAMES)
 
 
 def datasheet_constants(collective_latency: float) -> EngineConstants:
-    """The datasheet estimate: no fixed cost, full bandwidth and peak, the stated latency per message."""
+    """The datasheet estimate: no fixed costs, full bandwidth and peak, the stated latency per message."""
     return EngineConstants(0.0, 1.0, 1.0, collective_latency)
 
 

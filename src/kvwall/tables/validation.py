@@ -21,7 +21,7 @@ import pandas as pd
 from kvwall.model.engine_constants import EngineConstants, rounded
 from kvwall.render import Column, Table, keyed
 from kvwall.units import MS, US
-from kvwall.validation.calibration import LOWER, UPPER, Calibration
+from kvwall.validation.calibration import FIRST_TOKEN_BOUNDS, LOWER, UPPER, Calibration
 from kvwall.validation.estimate_error import FOLDS
 
 _SOURCE = "ai-dynamo/aiconfigurator silicon_sample.csv @095f58a51 (Apache-2.0), data/reported/serving-measurements.csv"
@@ -230,7 +230,7 @@ _CONSTANTS = (
 )
 #: Each constant's unit as printed and the scale it is divided by.
 _CONSTANT_UNITS = {"fixed_step": ("ms", MS), "hbm_fraction": ("ratio", 1.0), "flop_fraction": ("ratio", 1.0),
-                   "collective_latency": ("us", US)}
+                   "collective_latency": ("us", US), "first_token_fixed": ("ms", MS)}
 
 
 def constants_frame(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
@@ -239,8 +239,10 @@ def constants_frame(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
     for engine, fitted in sorted(calibrations.items()):
         for i, name in enumerate(EngineConstants.NAMES):
             unit, scale = _CONSTANT_UNITS[name]
-            value, lower, upper = fitted.constants.values()[i], LOWER[i], UPPER[i]
-            rows.append({"backend": engine, "constant": name, "unit": unit, "points": fitted.points,
+            value = fitted.constants.values()[i]
+            lower, upper = (LOWER[i], UPPER[i]) if i < len(LOWER) else FIRST_TOKEN_BOUNDS
+            points = fitted.points if i < len(LOWER) else fitted.first_token_points
+            rows.append({"backend": engine, "constant": name, "unit": unit, "points": points,
                          "value": rounded(value / scale), "half_interval": rounded(fitted.half_interval[i] / scale, 2),
                          "lower": rounded(lower / scale), "upper": rounded(upper / scale),
                          "at_bound": "yes" if value in (lower, upper) else "no"})
@@ -255,8 +257,9 @@ def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
         title="Engine constants fitted to measured TPOT",
         caption="Per engine, the constants of the estimated decode step (fixed cost per step, realized fractions of "
         "the datasheet HBM bandwidth and dense peak, latency per collective message), fitted by least squares on the "
-        "relative TPOT error of every understood point, within the bounds shown, rounded to three significant "
-        "digits, with a 95% interval from the Jacobian. Derived from reported data; the bounds never use them.",
+        "relative TPOT error of every understood point, and the fixed cost before a first token, fitted then on the "
+        "relative TTFT error of the agg points; within the bounds shown, rounded to three significant digits, with "
+        "a 95% interval from the Jacobian. Derived from reported data; the bounds never use them.",
         columns=_CONSTANTS,
         rows=_records(constants_frame(calibrations), _CONSTANTS),
         sources=(_SOURCE, "config/validation.yaml"),
@@ -287,7 +290,7 @@ def estimate_error(summary: pd.DataFrame) -> Table:
         caption="The absolute percentage error |estimate / measured - 1| of the estimated TPOT and TTFT: at datasheet "
         "rates (no fitted constant), with each engine's constants fitted on every point, on points held out by "
         f"grouped {FOLDS}-fold cross-validation (points that differ only in concurrency in one fold) and by leaving "
-        "one model out. TTFT is not fitted: it reads the TPOT fit's constants.",
+        "one model out.",
         columns=_ERROR,
         rows=_records(frame, _ERROR),
         sources=(_SOURCE,),

@@ -34,10 +34,14 @@ def _predict(points: pd.DataFrame, constants: EngineConstants, tokens: float) ->
     return decode_step(points, constants) / tokens / MS, first_token_estimate(points, constants) / MS
 
 
-def engine_calibrations(points: pd.DataFrame, tpot_ms: pd.Series, tokens: float) -> dict[str, Calibration]:
-    """One calibration per engine on every understood point of it."""
-    return {engine: calibrate(group, tpot_ms.loc[group.index].to_numpy() * MS, tokens, engine)
-            for engine, group in points.groupby("backend", sort=True)}
+def _calibrate(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, name: str) -> Calibration:
+    chosen = measured.loc[points.index]
+    return calibrate(points, chosen["tpot"].to_numpy() * MS, tokens, name, chosen["ttft"].to_numpy() * MS)
+
+
+def engine_calibrations(points: pd.DataFrame, measured: pd.DataFrame, tokens: float) -> dict[str, Calibration]:
+    """One calibration per engine on every understood point of it (``measured``: tpot and ttft in ms)."""
+    return {engine: _calibrate(group, measured, tokens, engine) for engine, group in points.groupby("backend", sort=True)}
 
 
 def grouped_folds(points: pd.DataFrame) -> pd.Series:
@@ -48,13 +52,13 @@ def grouped_folds(points: pd.DataFrame) -> pd.Series:
     return keys.map(dict(zip(groups, order % FOLDS)))
 
 
-def _held_out(points: pd.DataFrame, tpot_ms: pd.Series, tokens: float, label: pd.Series) -> pd.DataFrame:
+def _held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label: pd.Series) -> pd.DataFrame:
     """TPOT and TTFT (ms) of each point from constants fitted on its engine's points of other labels."""
     out = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
     for (engine, held), test in points.groupby(["backend", label], sort=True):
         train = points[(points["backend"] == engine) & (label != held)]
         try:
-            fitted = calibrate(train, tpot_ms.loc[train.index].to_numpy() * MS, tokens, engine)
+            fitted = _calibrate(train, measured, tokens, engine)
         except CalibrationError:
             continue
         tpot, ttft = _predict(test, fitted.constants, tokens)
@@ -62,9 +66,10 @@ def _held_out(points: pd.DataFrame, tpot_ms: pd.Series, tokens: float, label: pd
     return out
 
 
-def predictions(points: pd.DataFrame, tpot_ms: pd.Series, tokens: float, latency: float,
+def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, latency: float,
                 calibrations: dict[str, Calibration]) -> dict[str, pd.DataFrame]:
-    """Per scheme (SCHEMES), the TPOT and TTFT (ms) it predicts for each understood point."""
+    """Per scheme (SCHEMES), the TPOT and TTFT (ms) it predicts for each understood point (``measured``: the
+    reported tpot and ttft in ms)."""
     datasheet = pd.DataFrame(np.column_stack(_predict(points, datasheet_constants(latency), tokens)),
                              index=points.index, columns=["tpot", "ttft"])
     in_sample = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
@@ -74,8 +79,8 @@ def predictions(points: pd.DataFrame, tpot_ms: pd.Series, tokens: float, latency
     return {
         SCHEMES[0]: datasheet,
         SCHEMES[1]: in_sample,
-        SCHEMES[2]: _held_out(points, tpot_ms, tokens, grouped_folds(points)),
-        SCHEMES[3]: _held_out(points, tpot_ms, tokens, points["model"]),
+        SCHEMES[2]: _held_out(points, measured, tokens, grouped_folds(points)),
+        SCHEMES[3]: _held_out(points, measured, tokens, points["model"]),
     }
 
 
@@ -106,6 +111,6 @@ def assess(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, latency:
     ``rows`` (their reported silicon_tpot_ms and silicon_ttft_ms)."""
     measured = pd.DataFrame({"tpot": rows.loc[understood.index, "silicon_tpot_ms"],
                              "ttft": rows.loc[understood.index, "silicon_ttft_ms"]})
-    calibrations = engine_calibrations(understood, measured["tpot"], tokens)
-    predicted = predictions(understood, measured["tpot"], tokens, latency, calibrations)
+    calibrations = engine_calibrations(understood, measured, tokens)
+    predicted = predictions(understood, measured, tokens, latency, calibrations)
     return calibrations, predicted, error_summary(understood, measured, predicted)
