@@ -290,7 +290,7 @@ def estimate_error(summary: pd.DataFrame) -> Table:
         caption="The absolute percentage error |estimate / measured - 1| of the estimated TPOT and TTFT: at datasheet "
         "rates (no fitted constant), with each engine's constants fitted on every point, on points held out by "
         f"grouped {FOLDS}-fold cross-validation (points that differ only in concurrency in one fold) and by leaving "
-        "one model out.",
+        "one model, one device or one engine version out.",
         columns=_ERROR,
         rows=_records(frame, _ERROR),
         sources=(_SOURCE,),

@@ -4,9 +4,10 @@ Per engine (kvwall.validation.calibration), TPOT (kvwall.model.decode_costs) and
 (kvwall.model.first_token_estimate) are predicted four ways: at datasheet rates (kvwall.model.engine_constants,
 uncalibrated), with constants fitted on every point (in sample), by grouped K-fold cross-validation (points that
 differ only in concurrency, kvwall.validation.gap.GROUP, stay in one fold; folds drawn with a fixed seed), and
-leaving one model out. Each is summarized per engine and mode by the absolute percentage error |estimate / measured
+leaving one model, one device or one engine version out. Each is summarized per engine and mode by the absolute percentage error |estimate / measured
 - 1|: its median and mean and the share of points within 10% and 20%. A held-out set whose engine has too few
-training points is not predicted, and not counted.
+training points is not predicted, and not counted; nor is a point whose engine version is not recorded, when versions
+are left out.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from kvwall.validation.gap import GROUP
 #: Folds of the grouped cross-validation and the seed that draws them.
 FOLDS, SEED = 5, 0
 #: The ways a point is predicted, in the order they are listed.
-SCHEMES = ("datasheet", "in sample", f"grouped {FOLDS}-fold", "leave one model out")
+SCHEMES = ("datasheet", "in sample", f"grouped {FOLDS}-fold", "leave one model out", "leave one device out",
+           "leave one engine version out")
 
 
 def _predict(points: pd.DataFrame, constants: EngineConstants, tokens: float) -> tuple[np.ndarray, np.ndarray]:
@@ -67,9 +69,9 @@ def _held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label
 
 
 def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, latency: float,
-                calibrations: dict[str, Calibration]) -> dict[str, pd.DataFrame]:
+                calibrations: dict[str, Calibration], versions: pd.Series) -> dict[str, pd.DataFrame]:
     """Per scheme (SCHEMES), the TPOT and TTFT (ms) it predicts for each understood point (``measured``: the
-    reported tpot and ttft in ms)."""
+    reported tpot and ttft in ms; ``versions``: each point's engine version)."""
     datasheet = pd.DataFrame(np.column_stack(_predict(points, datasheet_constants(latency), tokens)),
                              index=points.index, columns=["tpot", "ttft"])
     in_sample = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
@@ -81,6 +83,8 @@ def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, lat
         SCHEMES[1]: in_sample,
         SCHEMES[2]: _held_out(points, measured, tokens, grouped_folds(points)),
         SCHEMES[3]: _held_out(points, measured, tokens, points["model"]),
+        SCHEMES[4]: _held_out(points, measured, tokens, points["device"]),
+        SCHEMES[5]: _held_out(points, measured, tokens, versions.astype(str)),
     }
 
 
@@ -112,5 +116,6 @@ def assess(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, latency:
     measured = pd.DataFrame({"tpot": rows.loc[understood.index, "silicon_tpot_ms"],
                              "ttft": rows.loc[understood.index, "silicon_ttft_ms"]})
     calibrations = engine_calibrations(understood, measured, tokens)
-    predicted = predictions(understood, measured, tokens, latency, calibrations)
+    versions = rows.loc[understood.index, "backend_version"] if "backend_version" in rows else pd.Series("", index=understood.index)
+    predicted = predictions(understood, measured, tokens, latency, calibrations, versions)
     return calibrations, predicted, error_summary(understood, measured, predicted)
