@@ -66,10 +66,11 @@ DTYPE_BYTES: dict[str, float] = {
     name: (value_bits + scale_bits / block) / 8.0 for name, (value_bits, scale_bits, block) in STORAGE_FORMATS.items()
 }
 
-#: Scale factors code divides by to print in a unit: decimal GB, binary GiB, milliseconds, GFLOP/s.
+#: Scale factors code divides by to print in a unit: decimal GB, binary GiB, milliseconds, microseconds, GFLOP/s.
 GB = 1e9
 GiB = 2.0**30
 MS = 1e-3
+US = 1e-6
 GFLOP_PER_S = UNITS["GFLOP/s"][1]
 
 

@@ -9,6 +9,8 @@ VALIDATION_TABLES = {
     "realization": "derived/serving_realization",
     "fits": "derived/serving_gap_fits",
     "claim": "derived/serving_format_claim",
+    "constants": "derived/serving_engine_constants",
+    "error": "derived/serving_estimate_error",
 }
 VALIDATION_ARTIFACTS = expand(
     "tables/{table}.{ext}", table=VALIDATION_TABLES.values(), ext=("csv", "md", "tex")

@@ -45,6 +45,8 @@ class ValidationMap:
     kv_format: str
     tokens_per_step: int
     below_bound: tuple[BelowBound, ...] = ()
+    stored_kv_default: str = "bf16"  # the KV format an engine stores where stored_kv_format names none
+    stored_kv_formats: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: MappingProxyType({}))  # engine -> weight format -> KV format
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
 
 
@@ -104,6 +106,8 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
                             f"{rate!r} is not a precision a dense rate is given at (known: {', '.join(PRECISIONS)})")
     source(document["kv_format"], "kv_format")
     source(document["tokens_per_step"], "tokens_per_step")
+    stored = document["stored_kv_format"]
+    source(stored, "stored_kv_format")
     return ValidationMap(
         file=str(path),
         devices=MappingProxyType({s: n["device"] for s, n in document["systems"].items()}),
@@ -113,6 +117,10 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
         compute_precision=MappingProxyType(dict(precision["formats"])),
         kv_format=_format(document["kv_format"]["value"], path, "kv_format.value"),
         tokens_per_step=int(document["tokens_per_step"]["value"]),
+        stored_kv_default=_format(stored["default"], path, "stored_kv_format.default"),
+        stored_kv_formats=MappingProxyType({
+            engine: MappingProxyType({w: _format(f, path, f"stored_kv_format.engines.{engine}.{w}") for w, f in by_weight.items()})
+            for engine, by_weight in stored["engines"].items()}),
         below_bound=tuple(below),
         sources=MappingProxyType(dict(sources)),
     )

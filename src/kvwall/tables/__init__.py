@@ -67,6 +67,8 @@ WRITTEN_BY_OTHER_RULES: dict[str, tuple[str, str]] = {
     "derived/serving_realization": ("kvwall.tables.validation", "realization"),
     "derived/serving_gap_fits": ("kvwall.tables.validation", "gap_fits"),
     "derived/serving_format_claim": ("kvwall.tables.validation", "format_claim"),
+    "derived/serving_engine_constants": ("kvwall.tables.validation", "engine_constants"),
+    "derived/serving_estimate_error": ("kvwall.tables.validation", "estimate_error"),
     "measured/kv_slope_fits": ("kvwall.tables.kv_slope_fits", "kv_slope_table"),
     "audit/reproduction": ("kvwall.audit", "audit_table"),
     "derived/import_corpus": ("kvwall.tables.import_corpus", "import_corpus"),

@@ -6,14 +6,23 @@
 - tables/derived/serving_realization: median realization per engine and system;
 - tables/derived/serving_gap_fits: the two-term fit t = a + b KV per group of points (kvwall.validation.gap);
 - tables/derived/serving_format_claim: measured against predicted speedup of a narrower weight format
-  (kvwall.validation.claim).
+  (kvwall.validation.claim);
+- tables/derived/serving_engine_constants: each engine's fitted constants (kvwall.validation.calibration);
+- tables/derived/serving_estimate_error: the estimate's error on points it did not see
+  (kvwall.validation.estimate_error).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
+from kvwall.model.engine_constants import EngineConstants, rounded
 from kvwall.render import Column, Table, keyed
+from kvwall.units import MS, US
+from kvwall.validation.calibration import FIRST_TOKEN_BOUNDS, LOWER, UPPER, Calibration
+from kvwall.validation.estimate_error import FOLDS
 
 _SOURCE = "ai-dynamo/aiconfigurator silicon_sample.csv @095f58a51 (Apache-2.0), data/reported/serving-measurements.csv"
 
@@ -204,5 +213,85 @@ def format_claim(pairs: pd.DataFrame) -> Table:
         "and the regime of each point.",
         columns=_CLAIM,
         rows=_records(pairs, _CLAIM),
+        sources=(_SOURCE,),
+    )
+
+
+_CONSTANTS = (
+    Column("backend", "Engine"),
+    Column("constant", "Constant"),
+    Column("value", "Fitted", "derived", "full"),
+    Column("half_interval", "± (95%)", "derived", "full"),
+    Column("unit", "Unit"),
+    Column("lower", "Lower bound", None, "full"),
+    Column("upper", "Upper bound", None, "full"),
+    Column("at_bound", "At a bound", "derived"),
+    Column("points", "Points fitted on", "derived", "int", "count"),
+)
+#: Each constant's unit as printed and the scale it is divided by.
+_CONSTANT_UNITS = {"fixed_step": ("ms", MS), "hbm_fraction": ("ratio", 1.0), "flop_fraction": ("ratio", 1.0),
+                   "collective_latency": ("us", US), "first_token_fixed": ("ms", MS)}
+
+
+def constants_frame(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
+    """One row per engine and constant: its rounded value, interval and bounds in its printed unit."""
+    rows = []
+    for engine, fitted in sorted(calibrations.items()):
+        for i, name in enumerate(EngineConstants.NAMES):
+            unit, scale = _CONSTANT_UNITS[name]
+            value = fitted.constants.values()[i]
+            lower, upper = (LOWER[i], UPPER[i]) if i < len(LOWER) else FIRST_TOKEN_BOUNDS
+            points = fitted.points if i < len(LOWER) else fitted.first_token_points
+            rows.append({"backend": engine, "constant": name, "unit": unit, "points": points,
+                         "value": rounded(value / scale), "half_interval": rounded(fitted.half_interval[i] / scale, 2),
+                         "lower": rounded(lower / scale), "upper": rounded(upper / scale),
+                         "at_bound": "yes" if value in (lower, upper) else "no"})
+    return pd.DataFrame(rows)
+
+
+@keyed("backend", "constant")
+def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
+    """Each engine's constants fitted to its measured TPOT (kvwall.validation.calibration)."""
+    return Table(
+        id="serving_engine_constants",
+        title="Engine constants fitted to measured TPOT",
+        caption="Per engine, the constants of the estimated decode step (fixed cost per step, realized fractions of "
+        "the datasheet HBM bandwidth and dense peak, latency per collective message), fitted by least squares on the "
+        "relative TPOT error of every understood point, and the fixed cost before a first token, fitted then on the "
+        "relative TTFT error of the agg points; within the bounds shown, rounded to three significant digits, with "
+        "a 95% interval from the Jacobian. Derived from reported data; the bounds never use them.",
+        columns=_CONSTANTS,
+        rows=_records(constants_frame(calibrations), _CONSTANTS),
+        sources=(_SOURCE, "config/validation.yaml"),
+    )
+
+
+_ERROR = (
+    Column("scheme", "Predicted"),
+    Column("quantity", "Quantity"),
+    Column("backend", "Engine"),
+    Column("mode", "Mode"),
+    Column("points", "Points", "derived", "int", "count"),
+    Column("median_error", "Median |error|", "derived", "percent0", "ratio"),
+    Column("mean_error", "Mean |error|", "derived", "percent0", "ratio"),
+    Column("within_10", "Within 10%", "derived", "percent0", "ratio"),
+    Column("within_20", "Within 20%", "derived", "percent0", "ratio"),
+)
+
+
+@keyed("scheme", "quantity", "backend", "mode")
+def estimate_error(summary: pd.DataFrame) -> Table:
+    """The estimate's absolute percentage error per scheme, quantity, engine and mode."""
+    frame = summary.assign(**{name: summary[name].map(lambda v: rounded(float(v), 4))
+                              for name in ("median_error", "mean_error", "within_10", "within_20")})
+    return Table(
+        id="serving_estimate_error",
+        title="How well the estimate predicts measured TPOT and TTFT",
+        caption="The absolute percentage error |estimate / measured - 1| of the estimated TPOT and TTFT: at datasheet "
+        "rates (no fitted constant), with each engine's constants fitted on every point, on points held out by "
+        f"grouped {FOLDS}-fold cross-validation (points that differ only in concurrency in one fold) and by leaving "
+        "one model, one device or one engine version out.",
+        columns=_ERROR,
+        rows=_records(frame, _ERROR),
         sources=(_SOURCE,),
     )

@@ -1,0 +1,41 @@
+"""The few constants of an engine that a decode step and a first token are estimated with (kvwall.model.decode_costs,
+kvwall.model.first_token_estimate): fitted to reported measurements (kvwall.validation.calibration), or the
+datasheet's own (no fixed cost, every byte and FLOP at its datasheet rate), never used by a bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: Significant digits a fitted constant keeps: a fit's last bits follow the CPU's BLAS kernels, its rounding does not.
+SIGNIFICANT_DIGITS = 3
+
+
+@dataclass(frozen=True)
+class EngineConstants:
+    """Fixed cost per decode step (s), realized fractions of the datasheet HBM bandwidth and dense peak (<= 1), the
+    latency of one collective message (s) and the fixed cost before a first token (s)."""
+
+    fixed_step: float
+    hbm_fraction: float
+    flop_fraction: float
+    collective_latency: float
+    first_token_fixed: float = 0.0
+
+    NAMES = ("fixed_step", "hbm_fraction", "flop_fraction", "collective_latency", "first_token_fixed")
+
+    def values(self) -> tuple[float, ...]:
+        return tuple(getattr(self, name) for name in self.NAMES)
+
+
+def datasheet_constants(collective_latency: float) -> EngineConstants:
+    """The datasheet estimate: no fixed costs, full bandwidth and peak, the stated latency per message."""
+    return EngineConstants(0.0, 1.0, 1.0, collective_latency)
+
+
+def rounded(value: float, digits: int = SIGNIFICANT_DIGITS) -> float:
+    """``value`` to ``digits`` significant digits (0 stays 0)."""
+    if value == 0.0 or not math.isfinite(value):
+        return value
+    return round(value, digits - 1 - math.floor(math.log10(abs(value))))

@@ -1,0 +1,88 @@
+"""An engine's constants (kvwall.model.engine_constants) fitted to its measured points: derived from reported data.
+
+Least squares (scipy.optimize.least_squares, trust-region reflective) on the relative errors estimate / measured - 1
+of every point's TPOT (kvwall.model.decode_costs), within bounds that keep each constant physical: a fixed step cost of 0 to 50 ms, realized fractions of the datasheet
+bandwidth and peak of 1% to 1, a latency per collective message of 0 to 50 us. The fitted constants are rounded to
+SIGNIFICANT_DIGITS before any use. The fixed cost before a first token (0 to 5 s) is then fitted alone, the same
+way, on the relative TTFT errors of the agg points (kvwall.model.first_token_estimate at the rounded rates). The
+95% intervals (1.96 standard errors from the Jacobian at the optimum,
+J^T J scaled by the residual variance) to two: a fit's last bits follow the CPU's BLAS, its rounded values do not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from kvwall.model.decode_costs import decode_step
+from kvwall.model.engine_constants import EngineConstants, rounded
+from kvwall.model.first_token_estimate import first_token_estimate
+from kvwall.units import MS, US
+
+#: Lower and upper bounds of (fixed step cost s, HBM fraction, FLOP fraction, latency s), and the starting point.
+LOWER = (0.0, 0.01, 0.01, 0.0)
+UPPER = (50 * MS, 1.0, 1.0, 50 * US)
+START = (1 * MS, 0.7, 0.4, 5 * US)
+_SCALE = np.array([MS, 1.0, 1.0, US])
+#: Bounds and start of the fixed cost before a first token (s), fitted in ms.
+FIRST_TOKEN_BOUNDS, FIRST_TOKEN_START = (0.0, 5.0), 0.1
+#: Fewest points an engine's fit needs (four constants, a few points each).
+MIN_POINTS = 20
+
+
+class CalibrationError(ValueError):
+    """A calibration group too small to fit."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The rounded constants, their rounded 95% half-intervals, and the points fitted on."""
+
+    constants: EngineConstants
+    half_interval: tuple[float, ...]
+    points: int
+    first_token_points: int
+
+
+def _residuals(x: np.ndarray, points: pd.DataFrame, tpot: np.ndarray, tokens: float) -> np.ndarray:
+    return decode_step(points, EngineConstants(*(x * _SCALE))) / tokens / tpot - 1.0
+
+
+def _interval(fit) -> np.ndarray:
+    """1.96 standard errors of each fitted value: the residual variance times (J^T J)^-1 at the optimum."""
+    variance = float(fit.fun @ fit.fun) / max(fit.fun.size - fit.x.size, 1)
+    return 1.96 * np.sqrt(np.maximum(np.diag(np.linalg.pinv(fit.jac.T @ fit.jac) * variance), 0.0))
+
+
+def _first_token_fixed(points: pd.DataFrame, ttft: np.ndarray, constants: EngineConstants) -> tuple[float, float, int]:
+    """The fitted fixed cost before a first token (s), its half-interval (s) and the agg points it was fitted on."""
+    agg = (points["mode"] == "agg").to_numpy()
+    if agg.sum() < MIN_POINTS:
+        return 0.0, 0.0, int(agg.sum())
+    chosen, measured = points.loc[agg], ttft[agg]
+
+    def residuals(x):
+        return first_token_estimate(chosen, EngineConstants(*constants.values()[:4], x[0])) / measured - 1.0
+
+    fit = least_squares(residuals, [FIRST_TOKEN_START], bounds=FIRST_TOKEN_BOUNDS, method="trf")
+    return rounded(float(fit.x[0])), rounded(float(_interval(fit)[0]), 2), int(agg.sum())
+
+
+def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str,
+              ttft_s: np.ndarray | None = None) -> Calibration:
+    """Fit one engine's constants to ``points`` (kvwall.validation.points columns) and their measured TPOT (s), and
+    with ``ttft_s`` its fixed cost before a first token (s); CalibrationError, naming ``name``, where there are too few points."""
+    if len(points) < MIN_POINTS:
+        raise CalibrationError(f"{name}: {len(points)} measured points, fewer than the {MIN_POINTS} a fit needs")
+    tpot = np.asarray(tpot_s, dtype=float)
+    fit = least_squares(_residuals, np.array(START) / _SCALE, bounds=(np.array(LOWER) / _SCALE, np.array(UPPER) / _SCALE),
+                        args=(points, tpot, tokens), method="trf")
+    half = tuple(rounded(float(h), 2) for h in _interval(fit) * _SCALE)
+    constants = EngineConstants(*(rounded(float(v)) for v in fit.x * _SCALE))
+    if ttft_s is None:
+        return Calibration(constants, (*half, 0.0), int(len(points)), 0)
+    fixed, fixed_half, counted = _first_token_fixed(points, np.asarray(ttft_s, dtype=float), constants)
+    return Calibration(EngineConstants(*constants.values()[:4], fixed), (*half, fixed_half), int(len(points)), counted)

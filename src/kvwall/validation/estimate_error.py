@@ -1,0 +1,121 @@
+"""How well the calibrated estimate predicts measured points it did not see: derived from reported data.
+
+Per engine (kvwall.validation.calibration), TPOT (kvwall.model.decode_costs) and TTFT
+(kvwall.model.first_token_estimate) are predicted four ways: at datasheet rates (kvwall.model.engine_constants,
+uncalibrated), with constants fitted on every point (in sample), by grouped K-fold cross-validation (points that
+differ only in concurrency, kvwall.validation.gap.GROUP, stay in one fold; folds drawn with a fixed seed), and
+leaving one model, one device or one engine version out. Each is summarized per engine and mode by the absolute percentage error |estimate / measured
+- 1|: its median and mean and the share of points within 10% and 20%. A held-out set whose engine has too few
+training points is not predicted, and not counted; nor is a point whose engine version is not recorded, when versions
+are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from kvwall.model.decode_costs import decode_step
+from kvwall.model.engine_constants import EngineConstants, datasheet_constants
+from kvwall.model.first_token_estimate import first_token_estimate
+from kvwall.units import MS
+from kvwall.validation.calibration import Calibration, CalibrationError, calibrate
+from kvwall.validation.gap import GROUP
+
+#: Folds of the grouped cross-validation and the seed that draws them.
+FOLDS, SEED = 5, 0
+#: The ways a point is predicted, in the order they are listed.
+SCHEMES = ("datasheet", "in sample", f"grouped {FOLDS}-fold", "leave one model out", "leave one device out",
+           "leave one engine version out")
+
+
+def _predict(points: pd.DataFrame, constants: EngineConstants, tokens: float) -> tuple[np.ndarray, np.ndarray]:
+    """TPOT and TTFT (ms) of ``points`` with ``constants``."""
+    return decode_step(points, constants) / tokens / MS, first_token_estimate(points, constants) / MS
+
+
+def _calibrate(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, name: str) -> Calibration:
+    chosen = measured.loc[points.index]
+    return calibrate(points, chosen["tpot"].to_numpy() * MS, tokens, name, chosen["ttft"].to_numpy() * MS)
+
+
+def engine_calibrations(points: pd.DataFrame, measured: pd.DataFrame, tokens: float) -> dict[str, Calibration]:
+    """One calibration per engine on every understood point of it (``measured``: tpot and ttft in ms)."""
+    return {engine: _calibrate(group, measured, tokens, engine) for engine, group in points.groupby("backend", sort=True)}
+
+
+def grouped_folds(points: pd.DataFrame) -> pd.Series:
+    """The fold of each point: its group's place in a seeded permutation of the sorted groups, modulo FOLDS."""
+    keys = points[list(GROUP)].astype(str).agg("|".join, axis=1)
+    groups = np.sort(keys.unique())
+    order = np.random.RandomState(SEED).permutation(groups.size)
+    return keys.map(dict(zip(groups, order % FOLDS)))
+
+
+def _held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label: pd.Series) -> pd.DataFrame:
+    """TPOT and TTFT (ms) of each point from constants fitted on its engine's points of other labels."""
+    out = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
+    for (engine, held), test in points.groupby(["backend", label], sort=True):
+        train = points[(points["backend"] == engine) & (label != held)]
+        try:
+            fitted = _calibrate(train, measured, tokens, engine)
+        except CalibrationError:
+            continue
+        tpot, ttft = _predict(test, fitted.constants, tokens)
+        out.loc[test.index, "tpot"], out.loc[test.index, "ttft"] = tpot, ttft
+    return out
+
+
+def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, latency: float,
+                calibrations: dict[str, Calibration], versions: pd.Series) -> dict[str, pd.DataFrame]:
+    """Per scheme (SCHEMES), the TPOT and TTFT (ms) it predicts for each understood point (``measured``: the
+    reported tpot and ttft in ms; ``versions``: each point's engine version)."""
+    datasheet = pd.DataFrame(np.column_stack(_predict(points, datasheet_constants(latency), tokens)),
+                             index=points.index, columns=["tpot", "ttft"])
+    in_sample = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
+    for engine, group in points.groupby("backend", sort=True):
+        tpot, ttft = _predict(group, calibrations[engine].constants, tokens)
+        in_sample.loc[group.index, "tpot"], in_sample.loc[group.index, "ttft"] = tpot, ttft
+    return {
+        SCHEMES[0]: datasheet,
+        SCHEMES[1]: in_sample,
+        SCHEMES[2]: _held_out(points, measured, tokens, grouped_folds(points)),
+        SCHEMES[3]: _held_out(points, measured, tokens, points["model"]),
+        SCHEMES[4]: _held_out(points, measured, tokens, points["device"]),
+        SCHEMES[5]: _held_out(points, measured, tokens, versions.astype(str)),
+    }
+
+
+def _summary(error: pd.Series) -> dict[str, float]:
+    return {"points": int(error.size), "median_error": float(error.median()), "mean_error": float(error.mean()),
+            "within_10": float((error <= 0.10).mean()), "within_20": float((error <= 0.20).mean())}
+
+
+def error_summary(points: pd.DataFrame, measured: pd.DataFrame, predicted: dict[str, pd.DataFrame],
+                  by: Callable[[pd.DataFrame], pd.Series] | None = None) -> pd.DataFrame:
+    """One row per scheme, quantity (TPOT, TTFT), engine (and 'all') and mode: the error of its predicted points."""
+    rows = []
+    for scheme in SCHEMES:
+        for quantity, column in (("TPOT", "tpot"), ("TTFT", "ttft")):
+            error = (predicted[scheme][column] / measured[column] - 1.0).abs()
+            frame = pd.DataFrame({"backend": points["backend"], "mode": points["mode"], "error": error}).dropna()
+            for engine in (*sorted(frame["backend"].unique()), "all"):
+                chosen = frame if engine == "all" else frame[frame["backend"] == engine]
+                for mode, part in chosen.groupby("mode", sort=True):
+                    rows.append({"scheme": scheme, "quantity": quantity, "backend": engine, "mode": mode,
+                                 **_summary(part["error"])})
+    return pd.DataFrame(rows)
+
+
+def assess(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, latency: float
+           ) -> tuple[dict[str, Calibration], dict[str, pd.DataFrame], pd.DataFrame]:
+    """The engines' calibrations, every scheme's predictions and their error summary for the understood points of
+    ``rows`` (their reported silicon_tpot_ms and silicon_ttft_ms)."""
+    measured = pd.DataFrame({"tpot": rows.loc[understood.index, "silicon_tpot_ms"],
+                             "ttft": rows.loc[understood.index, "silicon_ttft_ms"]})
+    calibrations = engine_calibrations(understood, measured, tokens)
+    versions = rows.loc[understood.index, "backend_version"] if "backend_version" in rows else pd.Series("", index=understood.index)
+    predicted = predictions(understood, measured, tokens, latency, calibrations, versions)
+    return calibrations, predicted, error_summary(understood, measured, predicted)

@@ -1,0 +1,155 @@
+"""The serving estimate: each named cost by hand on two measured rows, the TTFT queue, a fit that recovers known
+constants, rounding that makes a fit CPU-independent, and the grouped folds."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kvwall.model.decode_costs import COSTS, decode_costs, decode_step
+from kvwall.model.engine_constants import EngineConstants, datasheet_constants, rounded
+from kvwall.model.first_token_estimate import first_token_estimate
+from kvwall.validation.calibration import CalibrationError, calibrate
+from kvwall.validation.estimate_error import FOLDS, grouped_folds
+
+DATA = "data/reported/serving-measurements.csv"
+#: Llama-3.1-70B, TensorRT-LLM, FP8 weights, four H200s at TP 4, 1024 in and 8192 out, 128 in flight.
+DENSE_TP = "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp4_ep1_507"
+#: DeepSeek-R1, TensorRT-LLM, FP8 weights, eight H200s at TP 8 and EP 8, 1024 in and 8192 out, 64 in flight.
+MOE_EP = "2026_03_25_deepseek_r1_h200_sxm_trtllm_fp8_agg_1024x8192_c64_tp8_0_ep8_0_1240"
+CONSTANTS = EngineConstants(fixed_step=1e-3, hbm_fraction=0.8, flop_fraction=0.5, collective_latency=20e-6)
+
+
+@pytest.fixture(scope="module")
+def points(root):
+    from kvwall.inputs.loader import load_catalog
+    from kvwall.validation.run import validate_file
+
+    result = validate_file(root / DATA, root / "config" / "validation.yaml", load_catalog(root / "config"))[2]
+    return result.understood.set_index("id", drop=False)
+
+
+def _costs(points, row_id):
+    return {name: float(value[0]) for name, value in decode_costs(points.loc[[row_id]], CONSTANTS).items()}
+
+
+def test_the_cost_inputs_of_a_dense_tp_row_by_hand(points):
+    row = points.loc[DENSE_TP]
+    # TP only: 2 all-reduces per layer over 80 layers, each 2 x 3/4 of 128 x 8192 BF16 activations over 450 GB/s.
+    assert row["collective_messages"] == 160 and row["expert_ranks"] == 1 and row["dispatch_s"] == 0
+    assert math.isclose(row["collective_bytes_s"], 160 * 1.5 * 128 * 8192 * 2 / 450e9, rel_tol=1e-12)
+    assert row["stored_kv_ratio"] == 1.0  # TensorRT-LLM stores an FP8 checkpoint's KV in FP8, as the bound counts
+
+
+def test_each_named_cost_of_a_dense_tp_row_by_hand(points):
+    row, costs = points.loc[DENSE_TP], _costs(points, DENSE_TP)
+    bandwidth, rate = 0.8 * 4.8e12, 0.5 * 1.979e15
+    assert math.isclose(costs["weights"], 17387593856 / bandwidth, rel_tol=1e-9)        # 4.53 ms
+    assert math.isclose(costs["kv"], 26843545600 / bandwidth, rel_tol=1e-9)             # 6.99 ms
+    assert costs["compute"] == 0.0                                                       # 4.9 TFLOP in 4.9 ms < bytes
+    assert math.isclose(costs["collectives"], row["collective_bytes_s"] + 160 * 20e-6, rel_tol=1e-12)  # 4.32 ms
+    assert costs["imbalance"] == 0.0 and costs["fixed"] == 1e-3
+    # 128 running over 8192 out: 1/64 of an arrival per step, each 1024 tokens of prefill over the four GPUs.
+    assert math.isclose(costs["prefill"], 128 / 8192 * row["prefill_flops_per_device"] / rate, rel_tol=1e-12)
+    assert round(sum(costs.values()) * 1e3, 2) == 17.41
+    assert math.isclose(decode_step(points.loc[[DENSE_TP]], CONSTANTS)[0], sum(costs[n] for n in COSTS), rel_tol=1e-15)
+
+
+def test_each_named_cost_of_a_moe_ep_agg_row_by_hand(points):
+    row, costs = points.loc[MOE_EP], _costs(points, MOE_EP)
+    # 64 tokens over TP 8, 8 experts each: 64 routed assignments per EP rank; dispatch and combine in 58 MoE layers.
+    assert row["dispatch_load"] == 64 and row["expert_ranks"] == 8
+    assert math.isclose(row["dispatch_s"], 2 * 58 * 64 * 7168 * 2 * 7 / 8 / 450e9, rel_tol=1e-12)
+    assert row["collective_messages"] == 2 * 61 + 2 * 58
+    # The busiest of 8 ranks takes 64 + sqrt(2 x 64 x ln 8) assignments: sqrt(2 ln 8 / 64) = 36% more.
+    assert math.isclose(costs["imbalance"], row["dispatch_s"] * math.sqrt(2 * math.log(8) / 64), rel_tol=1e-12)
+    assert math.isclose(costs["weights"], row["weight_read_per_device"] / (0.8 * 4.8e12), rel_tol=1e-12)
+    assert math.isclose(costs["kv"], row["kv_read_per_device"] / (0.8 * 4.8e12), rel_tol=1e-12)
+    assert math.isclose(costs["prefill"], 64 / 8192 * row["prefill_flops_per_device"] / (0.5 * 1.979e15), rel_tol=1e-12)
+    assert all(value >= 0 for value in costs.values())
+
+
+def test_vllm_reads_bf16_kv_twice_the_counted_fp8(points):
+    assert set(points.loc[points["backend"] == "vllm", "stored_kv_ratio"]) == {2.0}
+
+
+def test_no_cost_is_negative_and_datasheet_rates_are_the_fastest(points):
+    costs = decode_costs(points, CONSTANTS)
+    assert all((values >= 0).all() for values in costs.values())
+    fastest = decode_step(points, datasheet_constants(0.0))
+    assert (fastest <= decode_step(points, CONSTANTS)).all()
+    assert (fastest * 1e3 >= points["tpot_bound_ms"] * (1 - 1e-12)).all()  # no estimate beats the bound
+
+
+def test_ttft_is_the_fixed_cost_plus_half_the_wave_of_prefills(points):
+    constants = EngineConstants(1e-3, 0.8, 0.5, 20e-6, first_token_fixed=0.2)
+    # 128 requests arrive together; one waits on average for (128 + 1) / 2 prefills of 1024 tokens over four GPUs.
+    row = points.loc[DENSE_TP]
+    expected = 0.2 + 64.5 * row["prefill_flops_per_device"] / (0.5 * 1.979e15)
+    assert math.isclose(first_token_estimate(points.loc[[DENSE_TP]], constants)[0], expected, rel_tol=1e-12)
+    assert round(expected * 1e3) == 2579
+    disagg = points[points["mode"] == "disagg"].iloc[[0]]
+    alone = 0.2 + disagg["replica_prefill_flops"].iloc[0] / (0.5 * disagg["peak_flops"].iloc[0])
+    assert math.isclose(first_token_estimate(disagg, constants)[0], alone, rel_tol=1e-12)
+
+
+def _synthetic(n=200, seed=1):
+    """Points whose TPOT the decode step of known constants gives exactly."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "mode": np.where(rng.random(n) < 0.7, "agg", "disagg"), "osl": rng.choice([1024, 8192], n).astype(float),
+        "running_batch": rng.integers(1, 256, n).astype(float), "hbm_bandwidth": 4.8e12, "peak_flops": 1.979e15,
+        "weight_read_per_device": rng.uniform(4e9, 80e9, n), "kv_read_per_device": rng.uniform(0, 40e9, n),
+        "stored_kv_ratio": 1.0, "flops_per_device": rng.uniform(1e11, 2e13, n), "pipeline_idle": 1.0,
+        "collective_bytes_s": rng.uniform(0, 1e-3, n), "collective_messages": rng.choice([0.0, 64.0, 160.0, 238.0], n),
+        "dispatch_s": 0.0, "dispatch_load": 0.0, "expert_ranks": 1.0,
+        "prefill_flops_per_device": rng.uniform(1e12, 1e14, n), "replica_prefill_flops": rng.uniform(1e12, 1e14, n),
+    })
+
+
+def test_a_fit_recovers_known_constants():
+    known = EngineConstants(fixed_step=2e-3, hbm_fraction=0.75, flop_fraction=0.4, collective_latency=25e-6,
+                            first_token_fixed=0.15)
+    synthetic = _synthetic()
+    fitted = calibrate(synthetic, decode_step(synthetic, known), 1, "synthetic", first_token_estimate(synthetic, known))
+    assert fitted.constants == known  # to the three significant digits kept
+    assert fitted.points == 200 and fitted.first_token_points == (synthetic["mode"] == "agg").sum()
+    assert all(h >= 0 for h in fitted.half_interval) and len(fitted.half_interval) == 5
+
+
+def test_fitted_constants_keep_three_significant_digits():
+    assert rounded(0.0012345678) == 0.00123 and rounded(0.74999999) == 0.75 and rounded(0.0) == 0.0
+    assert rounded(2.5e-5 * (1 + 1e-13)) == rounded(2.5e-5 * (1 - 1e-13)) == 2.5e-5
+
+
+def test_a_group_too_small_to_fit_names_itself():
+    with pytest.raises(CalibrationError, match="^tiny: 5 measured points"):
+        calibrate(_synthetic(5), np.ones(5), 1, "tiny")
+
+
+def test_points_that_differ_only_in_concurrency_share_a_fold(points):
+    folds = grouped_folds(points)
+    assert set(folds) == set(range(FOLDS))
+    same = points[(points["model"] == "deepseek-r1") & (points["device"] == "h200-sxm") & (points["tp"] == 8)
+                  & (points["moe_ep"] == 8) & (points["isl"] == 1024) & (points["osl"] == 8192)
+                  & (points["mode"] == "agg")]
+    assert len(same) >= 4 and folds.loc[same.index].nunique() == 1
+
+
+def test_kvwall_validate_summary_reports_the_held_out_error_beside_its_targets(root, tmp_path, capsys):
+    from kvwall.cli.main import main
+
+    source = root / DATA
+    before = source.read_bytes()
+    assert main(["validate", str(source), "--output", str(tmp_path / "out.csv"), "--config", str(root / "config"),
+                 "--summary"]) == 0
+    assert source.read_bytes() == before
+    lines = capsys.readouterr().err.splitlines()
+    start = lines.index("  estimate on agg rows it was not fitted on (target; datasheet rates beside):")
+    reported = [line.split()[:4] for line in lines[start + 1:]]
+    assert reported == [["grouped", "5-fold", "TPOT", "median_error"], ["grouped", "5-fold", "TPOT", "mean_error"],
+                        ["grouped", "5-fold", "TPOT", "within_10"], ["grouped", "5-fold", "TTFT", "median_error"],
+                        ["leave", "one", "model", "out"]]
+    median = float(lines[start + 1].split()[4].rstrip("%")) / 100
+    assert 0.05 < median < 0.30  # the calibrated estimate, far closer than the datasheet's 50%
