@@ -153,3 +153,12 @@ def test_kvwall_validate_summary_reports_the_held_out_error_beside_its_targets(r
                         ["leave", "one", "model", "out"]]
     median = float(lines[start + 1].split()[4].rstrip("%")) / 100
     assert 0.05 < median < 0.30  # the calibrated estimate, far closer than the datasheet's 50%
+
+
+def test_a_constant_within_a_millionth_of_its_range_from_a_bound_is_that_bound():
+    from kvwall.validation.calibration import settled
+
+    assert settled(4.12e-13, 0.0, 5.0) == 0.0  # the solver's noise at a lower bound
+    assert settled(0.9999999, 0.01, 1.0) == 1.0
+    assert settled(0.81049, 0.01, 1.0) == 0.81  # inside the range: three significant digits
+    assert settled(2.0e-5, 0.0, 5.0) == 2.0e-5  # four millionths of the range: kept

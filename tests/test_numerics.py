@@ -85,3 +85,13 @@ def test_this_test_session_runs_in_the_pipelines_numeric_environment():
 
     assert [t for t in numpy_dispatch_targets() if __cpu_features__.get(t)] == []
     assert os.environ["GLIBC_TUNABLES"] == pinned_environment(os.environ)["GLIBC_TUNABLES"]
+
+
+def test_the_pinned_environment_runs_openblas_on_one_thread_and_on_x86_64_its_baseline_kernels(monkeypatch):
+    import kvwall.numerics as numerics
+
+    monkeypatch.setattr(numerics.platform, "machine", lambda: "x86_64")
+    assert pinned_environment({})["OPENBLAS_CORETYPE"] == "Prescott"
+    assert pinned_environment({})["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setattr(numerics.platform, "machine", lambda: "aarch64")
+    assert "OPENBLAS_CORETYPE" not in pinned_environment({})

@@ -27,7 +27,7 @@ LOWER = (0.0, 0.01, 0.01, 0.0)
 UPPER = (50 * MS, 1.0, 1.0, 50 * US)
 START = (1 * MS, 0.7, 0.4, 5 * US)
 _SCALE = np.array([MS, 1.0, 1.0, US])
-#: Bounds and start of the fixed cost before a first token (s), fitted in ms.
+#: Bounds and start of the fixed cost before a first token (s).
 FIRST_TOKEN_BOUNDS, FIRST_TOKEN_START = (0.0, 5.0), 0.1
 #: Fewest points an engine's fit needs (four constants, a few points each).
 MIN_POINTS = 20
@@ -45,6 +45,17 @@ class Calibration:
     half_interval: tuple[float, ...]
     points: int
     first_token_points: int
+
+
+#: A fitted value closer to a bound than this share of its range is that bound: the solver's last steps there are
+#: noise (a constant of 4e-13 s where the bound is 0), which rounding alone would keep.
+AT_BOUND = 1e-6
+
+
+def settled(value: float, low: float, high: float) -> float:
+    """``value`` snapped to ``low`` or ``high`` within AT_BOUND of its range, then rounded (SIGNIFICANT_DIGITS)."""
+    reach = AT_BOUND * (high - low)
+    return rounded(low if value - low < reach else high if high - value < reach else value)
 
 
 def _residuals(x: np.ndarray, points: pd.DataFrame, tpot: np.ndarray, tokens: float) -> np.ndarray:
@@ -68,7 +79,7 @@ def _first_token_fixed(points: pd.DataFrame, ttft: np.ndarray, constants: Engine
         return first_token_estimate(chosen, EngineConstants(*constants.values()[:4], x[0])) / measured - 1.0
 
     fit = least_squares(residuals, [FIRST_TOKEN_START], bounds=FIRST_TOKEN_BOUNDS, method="trf")
-    return rounded(float(fit.x[0])), rounded(float(_interval(fit)[0]), 2), int(agg.sum())
+    return settled(float(fit.x[0]), *FIRST_TOKEN_BOUNDS), rounded(float(_interval(fit)[0]), 2), int(agg.sum())
 
 
 def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str,
@@ -81,7 +92,7 @@ def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str
     fit = least_squares(_residuals, np.array(START) / _SCALE, bounds=(np.array(LOWER) / _SCALE, np.array(UPPER) / _SCALE),
                         args=(points, tpot, tokens), method="trf")
     half = tuple(rounded(float(h), 2) for h in _interval(fit) * _SCALE)
-    constants = EngineConstants(*(rounded(float(v)) for v in fit.x * _SCALE))
+    constants = EngineConstants(*(settled(float(v), low, high) for v, low, high in zip(fit.x * _SCALE, LOWER, UPPER)))
     if ttft_s is None:
         return Calibration(constants, (*half, 0.0), int(len(points)), 0)
     fixed, fixed_half, counted = _first_token_fixed(points, np.asarray(ttft_s, dtype=float), constants)
