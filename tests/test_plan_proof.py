@@ -18,6 +18,9 @@ def _points(layouts):
     return pd.DataFrame(rows)
 
 
+#: One estimate, in the column the hand-made points hold it in.
+ESTIMATE = {"by hand": "tpot_estimate_ms"}
+
 # Measured TPOT over the group: 10, 20, 12, 30, 15, 40 ms; median 17.5 ms.
 GROUP = _points({
     (1, 1, 1): [(8, 10.0, 5.0), (32, 20.0, 10.0)],   # TP1: within 17.5 ms only b=8: 8 / 10 ms = 800 tok/s/GPU
@@ -27,7 +30,8 @@ GROUP = _points({
 
 
 def test_a_group_ranked_both_ways_by_hand():
-    ranked = rankings(GROUP).set_index("limit")
+    ranked = rankings(GROUP, ESTIMATE).set_index("limit")
+    assert set(ranked["estimate"]) == {"by hand"}
     median = ranked.loc["median"]
     assert median["tpot_limit_ms"] == pytest.approx(17.5)
     assert median["measured_best"] == "4 GPUs TP2 DP2" and median["measured_best_rate"] == pytest.approx(64 / 0.015 / 4)
@@ -45,12 +49,12 @@ def test_a_group_ranked_both_ways_by_hand():
 
 def test_a_group_at_one_layout_and_disagg_points_are_not_ranked():
     one_layout = GROUP[GROUP["devices"] == 1]
-    assert rankings(one_layout).empty
-    assert rankings(GROUP.assign(mode="disagg")).empty
+    assert rankings(one_layout, ESTIMATE).empty
+    assert rankings(GROUP.assign(mode="disagg"), ESTIMATE).empty
 
 
 def test_the_summary_counts_agreement_per_limit():
-    table = summary(rankings(GROUP)).set_index("limit")
+    table = summary(rankings(GROUP, ESTIMATE), ESTIMATE).set_index("limit")
     assert table.loc["median", "groups"] == 1 and table.loc["median", "top1_agreement"] == 0.0
     assert table.loc["loosest", "top1_agreement"] == 1.0
 
@@ -66,3 +70,13 @@ def test_the_rank_correlation_is_spearmans_and_exact():
     assert rank_correlation(first, second) == pytest.approx(0.8)  # 1 - 6 x 2 / (4 x 15)
     assert rank_correlation(first, first) == 1.0
     assert rank_correlation(first, first[::-1].reset_index(drop=True)) == -1.0
+
+
+def test_each_estimate_ranks_the_group_on_its_own_column():
+    both = GROUP.assign(other=GROUP["tpot_ms"])  # an estimate that is the measurement agrees everywhere
+    ranked = rankings(both, {"by hand": "tpot_estimate_ms", "exact": "other"})
+    exact = ranked[ranked["estimate"] == "exact"]
+    assert len(exact) == 2 and exact["top1_agrees"].all() and (exact["rank_correlation"] == 1.0).all()
+    table = summary(ranked, {"by hand": "tpot_estimate_ms", "exact": "other"})
+    assert list(zip(table["estimate"], table["limit"])) == [("by hand", "median"), ("by hand", "loosest"),
+                                                            ("exact", "median"), ("exact", "loosest")]

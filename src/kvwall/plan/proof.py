@@ -3,7 +3,10 @@
 A group is the understood agg points of the serving measurements (kvwall.validation) that share a model, a
 system, an engine, a weight format and the lengths isl and osl, at two layouts or more. At a TPOT limit, each
 layout's throughput per GPU is its best in_flight / (TPOT x GPUs) over its points whose TPOT is within the limit:
-measured with the measured TPOT, estimated with the estimate's, at the same concurrencies. The layouts the
+measured with the measured TPOT, estimated with an estimate's, at the same concurrencies. Two estimates rank: the
+datasheet step-time estimate (kvwall.model.step_time, no fitted constant) and the calibrated one as grouped
+cross-validation predicts it (kvwall.validation.estimate_error), folds of whole groups: every layout of a group is
+predicted by the same constants, fitted without any point of the group. The layouts the
 measurements rank (those with a point within the limit) are ranked both ways; a layout the estimate puts past the
 limit at every concurrency ranks last. The limits are quantiles of the group's measured TPOT: the median, where
 half its points qualify, and the loosest, where all do. Top-1 agreement: both rankings put the same layout first;
@@ -14,9 +17,12 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from itertools import product
 
 import numpy as np
 import pandas as pd
+
+from kvwall.validation.estimate_error import grouped_folds, held_out
 
 #: The columns that make a group, and those that tell its layouts apart.
 GROUP = ("model", "device", "backend", "weight_format", "isl", "osl")
@@ -25,11 +31,22 @@ LAYOUT = ("devices", "tp", "pp", "dp", "moe_ep")
 LIMITS = {"median": 0.5, "loosest": 1.0}
 
 
+#: The estimates ranked, and the column of the points each one's TPOT is in (ms).
+ESTIMATES = {"datasheet": "tpot_estimate_ms", "calibrated, held out": "tpot_calibrated_ms"}
+
+
 def layout_name(row: pd.Series) -> str:
     """4 GPUs TP4 EP4: the GPU count and the degrees above 1."""
     degrees = [f"{name}{int(row[column])}" for name, column in (("TP", "tp"), ("PP", "pp"), ("DP", "dp"), ("EP", "moe_ep"))
                if int(row[column]) > 1]
     return " ".join([f"{int(row['devices'])} GPU{'s' if int(row['devices']) > 1 else ''}", *degrees])
+
+
+def held_out_tpot(points: pd.DataFrame, rows: pd.DataFrame, tokens: float) -> pd.Series:
+    """The calibrated TPOT (ms) of each understood point, from constants fitted on the folds without its group."""
+    measured = pd.DataFrame({"tpot": rows.loc[points.index, "silicon_tpot_ms"],
+                             "ttft": rows.loc[points.index, "silicon_ttft_ms"]})
+    return held_out(points, measured, tokens, grouped_folds(points, GROUP))["tpot"]
 
 
 def rank_correlation(first: pd.Series, second: pd.Series) -> float:
@@ -50,26 +67,29 @@ def _best_per_layout(group: pd.DataFrame, tpot_ms: str, limit: float) -> pd.Seri
     return rate.groupby(within["layout"]).max()
 
 
-def rankings(points: pd.DataFrame) -> pd.DataFrame:
-    """One row per group and limit: layouts ranked, the best of each ranking, top-1 agreement, rank correlation.
+def rankings(points: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:
+    """One row per estimate, group and limit: layouts ranked, the best of each ranking, top-1 agreement, rank
+    correlation.
 
-    ``points``: understood points with the measured ``tpot_ms`` beside the estimate's ``tpot_estimate_ms``."""
+    ``points``: understood points with the measured ``tpot_ms``; ``estimates``: each estimate's name and the column
+    of ``points`` holding its TPOT (ms; a point it does not predict is NaN and never within a limit)."""
     agg = points[points["mode"] == "agg"].copy()
     agg["layout"] = agg.apply(layout_name, axis=1) if not agg.empty else pd.Series(dtype=object)
     found = []
     for key, group in agg.groupby(list(GROUP), sort=True):
         if group["layout"].nunique() < 2:
             continue
-        for limit_name, quantile in LIMITS.items():
+        for (estimate, column), (limit_name, quantile) in product(estimates.items(), LIMITS.items()):
             limit = float(np.quantile(group["tpot_ms"].to_numpy(dtype=float), quantile))
             measured = _best_per_layout(group, "tpot_ms", limit)
             if measured.size < 2:
                 continue
-            estimated = _best_per_layout(group, "tpot_estimate_ms", limit).reindex(measured.index).fillna(0.0)
+            estimated = _best_per_layout(group, column, limit).reindex(measured.index).fillna(0.0)
             measured_rank, estimated_rank = measured.rank(), estimated.rank()
             defined = measured_rank.nunique() > 1 and estimated_rank.nunique() > 1
             found.append({
-                **dict(zip(GROUP, key)), "limit": limit_name, "tpot_limit_ms": limit, "layouts": int(measured.size),
+                "estimate": estimate, **dict(zip(GROUP, key)), "limit": limit_name, "tpot_limit_ms": limit,
+                "layouts": int(measured.size),
                 "measured_best": measured.idxmax(), "estimate_best": estimated.idxmax(),
                 "top1_agrees": bool(measured.idxmax() == estimated.idxmax()),
                 "rank_correlation": rank_correlation(measured_rank, estimated_rank) if defined else np.nan,
@@ -79,12 +99,12 @@ def rankings(points: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(found)
 
 
-def summary(ranked: pd.DataFrame) -> pd.DataFrame:
-    """Per limit: groups ranked, the share where the first layouts agree, the median rank correlation."""
+def summary(ranked: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:
+    """Per estimate and limit: groups ranked, the share where the first layouts agree, the median rank correlation."""
     rows = []
-    for limit_name in LIMITS:
-        at = ranked[ranked["limit"] == limit_name] if not ranked.empty else ranked
-        rows.append({"limit": limit_name, "groups": int(len(at)),
+    for estimate, limit_name in product(estimates, LIMITS):
+        at = ranked[(ranked["estimate"] == estimate) & (ranked["limit"] == limit_name)] if not ranked.empty else ranked
+        rows.append({"estimate": estimate, "limit": limit_name, "groups": int(len(at)),
                      "top1_agreement": float(at["top1_agrees"].mean()) if len(at) else np.nan,
                      "median_rank_correlation": float(at["rank_correlation"].median()) if len(at) else np.nan})
     return pd.DataFrame(rows)

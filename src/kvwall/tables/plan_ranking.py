@@ -15,9 +15,11 @@ from kvwall.render import Column, Table, keyed
 
 _SOURCE = "ai-dynamo/aiconfigurator silicon_sample.csv @095f58a51 (Apache-2.0), data/reported/serving-measurements.csv"
 _BASIS = ("A layout's rate is its best in_flight / (TPOT x GPUs) among its points within the limit, measured with "
-          "the measured TPOT and estimated with the step-time estimate's (kvwall.model.step_time, datasheet "
-          "bandwidth at the stated efficiency, collectives included, no fitted constant) at the same concurrencies; "
-          "the limits are the median and the largest measured TPOT of the group.")
+          "the measured TPOT and estimated with an estimate's at the same concurrencies: the datasheet step-time "
+          "estimate (kvwall.model.step_time, datasheet bandwidth at the stated efficiency, collectives included, no "
+          "fitted constant), or the calibrated estimate as grouped cross-validation predicts it (constants fitted "
+          "without any point of the group, tables/derived/serving_engine_constants); the limits are the median and "
+          "the largest measured TPOT of the group.")
 
 
 def _records(frame: pd.DataFrame, columns: tuple[Column, ...]) -> tuple[dict, ...]:
@@ -26,6 +28,7 @@ def _records(frame: pd.DataFrame, columns: tuple[Column, ...]) -> tuple[dict, ..
 
 
 _RANKING = (
+    Column("estimate", "Estimate"),
     Column("model", "Model"),
     Column("device", "Device"),
     Column("backend", "Engine"),
@@ -44,7 +47,7 @@ _RANKING = (
 )
 
 
-@keyed("model", "device", "backend", "weight_format", "isl", "osl", "limit")
+@keyed("estimate", "model", "device", "backend", "weight_format", "isl", "osl", "limit")
 def ranking(ranked: pd.DataFrame) -> Table:
     """Per group and limit, the two rankings' first layouts and their rank correlation."""
     return Table(
@@ -62,6 +65,7 @@ def ranking(ranked: pd.DataFrame) -> Table:
 
 
 _SUMMARY = (
+    Column("estimate", "Estimate"),
     Column("limit", "TPOT limit"),
     Column("groups", "Groups", "derived", "int"),
     Column("top1_agreement", "First layouts agree", "derived", "percent0"),
@@ -69,13 +73,13 @@ _SUMMARY = (
 )
 
 
-@keyed("limit")
+@keyed("estimate", "limit")
 def ranking_summary(summary: pd.DataFrame) -> Table:
-    """Per limit, top-1 agreement and the median rank correlation over the groups."""
+    """Per estimate and limit, top-1 agreement and the median rank correlation over the groups."""
     return Table(
         id="plan_ranking_summary",
         title="The estimate's layout rankings against the measurements', in summary",
-        caption="Over the groups of tables/derived/plan_ranking, per TPOT limit: the share whose first layouts agree "
+        caption="Over the groups of tables/derived/plan_ranking, per estimate and TPOT limit: the share whose first layouts agree "
         "and the median rank correlation. " + _BASIS,
         columns=_SUMMARY,
         rows=_records(summary, _SUMMARY),

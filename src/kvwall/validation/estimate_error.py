@@ -46,15 +46,16 @@ def engine_calibrations(points: pd.DataFrame, measured: pd.DataFrame, tokens: fl
     return {engine: _calibrate(group, measured, tokens, engine) for engine, group in points.groupby("backend", sort=True)}
 
 
-def grouped_folds(points: pd.DataFrame) -> pd.Series:
-    """The fold of each point: its group's place in a seeded permutation of the sorted groups, modulo FOLDS."""
-    keys = points[list(GROUP)].astype(str).agg("|".join, axis=1)
+def grouped_folds(points: pd.DataFrame, columns: tuple[str, ...] = GROUP) -> pd.Series:
+    """The fold of each point: its group's place (the group: ``columns``, by default the points that differ only in
+    concurrency) in a seeded permutation of the sorted groups, modulo FOLDS."""
+    keys = points[list(columns)].astype(str).agg("|".join, axis=1)
     groups = np.sort(keys.unique())
     order = np.random.RandomState(SEED).permutation(groups.size)
     return keys.map(dict(zip(groups, order % FOLDS)))
 
 
-def _held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label: pd.Series) -> pd.DataFrame:
+def held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label: pd.Series) -> pd.DataFrame:
     """TPOT and TTFT (ms) of each point from constants fitted on its engine's points of other labels."""
     out = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
     for (engine, held), test in points.groupby(["backend", label], sort=True):
@@ -81,10 +82,10 @@ def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, lat
     return {
         SCHEMES[0]: datasheet,
         SCHEMES[1]: in_sample,
-        SCHEMES[2]: _held_out(points, measured, tokens, grouped_folds(points)),
-        SCHEMES[3]: _held_out(points, measured, tokens, points["model"]),
-        SCHEMES[4]: _held_out(points, measured, tokens, points["device"]),
-        SCHEMES[5]: _held_out(points, measured, tokens, versions.astype(str)),
+        SCHEMES[2]: held_out(points, measured, tokens, grouped_folds(points)),
+        SCHEMES[3]: held_out(points, measured, tokens, points["model"]),
+        SCHEMES[4]: held_out(points, measured, tokens, points["device"]),
+        SCHEMES[5]: held_out(points, measured, tokens, versions.astype(str)),
     }
 
 
