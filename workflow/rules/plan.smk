@@ -1,7 +1,9 @@
 # Planning: whether the step-time estimate ranks the layouts of each measured group as the measurements do
 # (kvwall.plan.proof), from the same validation of the serving measurements.
 PLAN_TABLES = ("derived/plan_ranking", "derived/plan_ranking_summary")
-PLAN_ARTIFACTS = expand("tables/{table}.{ext}", table=PLAN_TABLES, ext=("csv", "md", "tex"))
+PLAN_ARTIFACTS = expand(
+    "tables/{table}.{ext}", table=PLAN_TABLES, ext=("csv", "md", "tex")
+)
 TABLE_ARTIFACTS += PLAN_ARTIFACTS
 
 
