@@ -1,12 +1,14 @@
 """An engine's constants (kvwall.model.engine_constants) fitted to its measured points: derived from reported data.
 
 Least squares (scipy.optimize.least_squares, trust-region reflective) on the relative errors estimate / measured - 1
-of every point's TPOT (kvwall.model.decode_costs), within bounds that keep each constant physical: a fixed step cost of 0 to 50 ms, realized fractions of the datasheet
-bandwidth and peak of 1% to 1, a latency per collective message of 0 to 50 us. The fitted constants are rounded to
-SIGNIFICANT_DIGITS before any use. The fixed cost before a first token (0 to 5 s) is then fitted alone, the same
-way, on the relative TTFT errors of the agg points (kvwall.model.first_token_estimate at the rounded rates). The
-95% intervals (1.96 standard errors from the Jacobian at the optimum,
-J^T J scaled by the residual variance) to two: a fit's last bits follow the CPU's BLAS, its rounded values do not.
+of every point's TPOT (kvwall.model.decode_costs), within bounds that keep each constant physical: a fixed step cost
+of 0 to 50 ms, realized fractions of the datasheet bandwidth and peak of 1% to 1, a latency per collective message of
+0 to 50 us. The fitted constants are rounded to SIGNIFICANT_DIGITS before any use. The fixed cost before a first
+token (0 to 5 s) is then fitted alone, the same way, on the relative TTFT errors of the agg points
+(kvwall.model.first_token_estimate at the rounded rates); a value within AT_BOUND of its range from a bound is that
+bound. The 95% intervals (1.96 standard errors from the Jacobian at the optimum, J^T J scaled by the residual
+variance) are rounded to two digits. Every job runs OpenBLAS on one set of kernels and one thread (kvwall.numerics),
+so the fit's bits do not follow the CPU either.
 """
 
 from __future__ import annotations
