@@ -297,6 +297,28 @@ def test_a_bad_serving_measurement_stops_a_dry_run(tmp_path, column, value, mess
 
 
 @pytest.mark.slow
+def test_a_point_below_its_bound_without_a_diagnosis_stops_a_dry_run(tmp_path):
+    """What would stop the validation job inside it stops the workflow before any job, naming the map's key."""
+    root = workflow_copy(tmp_path)
+    path = root / "data" / "reported" / "serving-measurements.csv"
+    rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
+    rows[2][rows[0].index("silicon_tpot_ms")] = "0.001"  # faster than any bound
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(rows)
+    before = file_hashes(root)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--directory", str(root), "--snakefile", str(root / "Snakefile")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("kvwall: bad input: config/validation.yaml: below_bound: 1 point(s) measured below "
+                               f"their TPOT bound have no diagnosis, first {rows[2][0]} "), done.stderr
+    assert file_hashes(root) == before
+
+
+@pytest.mark.slow
 def test_a_missing_required_file_stops_the_workflow(tmp_path):
     """Deleting config/tiers.yaml used to drop the jobs that read it and exit 0."""
     root = workflow_copy(tmp_path)

@@ -6,8 +6,15 @@ import os
 import shutil
 import sys
 
-from kvwall.cli.front_door import check_inputs, view_sources, workflow_views
+from kvwall.cli.front_door import (
+    check_below_bound,
+    check_inputs,
+    view_sources,
+    workflow_views,
+)
 from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.serving import SERVING_MEASUREMENTS
+from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.inputs.views import save_views
 from kvwall.numerics import pinned_environment
 from kvwall.sources import SourceTree
@@ -35,6 +42,13 @@ try:
     for path in workflow.configfiles:
         read_yaml(path)
     INPUTS = check_inputs(config, CONFIG_FILE, stamp_dir=CHECKED_STAMPS)
+    # A point below its bound without a diagnosis would stop the validation job; stop here instead.
+    check_below_bound(
+        INPUTS.catalog,
+        SERVING_MEASUREMENTS,
+        f"{config['config_dir']}/{VALIDATION_FILE}",
+        stamp_dir=CHECKED_STAMPS,
+    )
 except SpecError as error:
     sys.exit(f"kvwall: bad input: {error}")
 

@@ -9,6 +9,7 @@ relies on across files are checked. A missing file is an error like any other.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,8 @@ from kvwall.render import to_csv
 from kvwall.tables import ARTIFACTS, builder
 from kvwall.tier.inputs import TierSpecs, load_tiers
 from kvwall.units import dimension_of
+from kvwall.validation.below_bound import UndocumentedBelowBound
+from kvwall.validation.run import validate_file
 
 PRINTED_FILE = "paper/printed.yaml"
 TIERS_FILE = "tiers.yaml"
@@ -129,6 +132,40 @@ def _check_printed(path: Path, catalog: Catalog, selections: dict) -> None:
                     raise SpecError(file, f"{key}.cells.{row_key}.{column}", f"{group['artifact']} has no such column")
                 if isinstance(cell, dict) and cell["format"] not in FORMATS:
                     raise SpecError(file, f"{key}.cells.{row_key}.{column}.format", f"format {cell['format']!r} is not known")
+
+
+#: The code whose change can move a bound: every module of the package.
+PACKAGE_SOURCES = Path(__file__).resolve().parents[1]
+
+
+def _below_bound_stamp(files: list[Path]) -> str:
+    """A name for these inputs and the package's code, as a validation of the measurements reads them."""
+    digest = hashlib.sha256()
+    for path in (*files, *sorted(PACKAGE_SOURCES.rglob("*.py"))):
+        digest.update(str(path.relative_to(PACKAGE_SOURCES) if path.is_relative_to(PACKAGE_SOURCES) else path.name).encode())
+        digest.update(path.read_bytes())
+    return "below-bound-" + digest.hexdigest()
+
+
+def check_below_bound(catalog: Catalog, serving_measurements: str | Path, validation_file: str | Path,
+                      stamp_dir: str | Path | None = None) -> None:
+    """Every reported point measured below its bound has a documented diagnosis, and every diagnosis a point
+    (kvwall.validation.below_bound), checked before any job (workflow/rules/common.smk, after check_inputs) where the
+    validation job would stop; a stamp in ``stamp_dir`` of the catalogue's files, the measurements, the map and the
+    package's code skips it."""
+    files = [Path(f) for name, f in sorted(catalog.files.items()) if Path(f).is_file()]
+    files += [Path(serving_measurements), Path(validation_file)]
+    stamp = Path(stamp_dir) / _below_bound_stamp(files) if stamp_dir is not None else None
+    if stamp is not None and stamp.is_file():
+        return
+    try:
+        validate_file(serving_measurements, validation_file, catalog, stamp_dir)
+    except UndocumentedBelowBound as error:
+        file, key, reason = str(error).split(": ", 2)
+        raise SpecError(file, key, reason) from None
+    if stamp is not None:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
 
 
 def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RECORDS_DIR,
