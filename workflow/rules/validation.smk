@@ -22,6 +22,7 @@ rule validation_tables:
         view=VIEWS["serving"],
         measurements=SERVING_MEASUREMENTS,
         validation=VALIDATION_MAP,
+        script="workflow/scripts/validation_tables.py",
         code=kvwall_code("workflow/scripts/validation_tables.py"),
     output:
         **{
@@ -34,8 +35,9 @@ rule validation_tables:
         "../envs/kvwall.yaml"
     params:
         stamps=CHECKED_STAMPS,
-    script:
-        "../scripts/validation_tables.py"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
+        "{params.stamps:q} 2> {log:q}"
 
 
 from kvwall.figures.serving import SERVING_FIGURES
@@ -67,6 +69,7 @@ rule validation_figures:
         view=VIEWS["serving"],
         measurements=SERVING_MEASUREMENTS,
         validation=VALIDATION_MAP,
+        script="workflow/scripts/validation_figures.py",
         code=kvwall_code(
             "workflow/scripts/validation_figures.py",
             *(
@@ -82,5 +85,6 @@ rule validation_figures:
         "../envs/kvwall.yaml"
     params:
         stamps=CHECKED_STAMPS,
-    script:
-        "../scripts/validation_figures.py"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
+        "{params.stamps:q} 2> {log:q}"

@@ -1,16 +1,22 @@
-"""Draw every validation figure of kvwall.figures.serving from one validation, each as SVG, PDF and PNG."""
+"""Draw every validation figure of kvwall.figures.serving from one validation, each as SVG, PDF and PNG.
+
+Arguments: the figures' SVG, PDF and PNG paths (three per figure, each named figures/<figure>.<ext>), then the view
+(kvwall.inputs.views), the serving measurements, the validation map and the folder of check stamps.
+"""
 
 import sys
 from importlib import import_module
+from pathlib import Path
 
 from kvwall.figures.serving import SERVING_FIGURES
 from kvwall.figures.style import save
 from kvwall.inputs.views import load_view
 from kvwall.validation.run import validate_file
 
-sys.stderr = open(snakemake.log[0], "w")
-catalog = load_view(snakemake.input.view).catalog
-rows, _, result = validate_file(snakemake.input.measurements, snakemake.input.validation, catalog, snakemake.params.stamps)
-for figure, module in SERVING_FIGURES.items():
-    drawn = import_module(f"kvwall.figures.serving.{module}").draw(result, rows, catalog)
-    save(drawn, [snakemake.output[f"{figure}_{ext}"] for ext in ("svg", "pdf", "png")])
+*outputs, view_path, measurements, validation_map, stamps = sys.argv[1:]
+catalog = load_view(view_path).catalog
+rows, _, result = validate_file(measurements, validation_map, catalog, stamps)
+for start in range(0, len(outputs), 3):
+    paths = outputs[start:start + 3]
+    module = SERVING_FIGURES[Path(paths[0]).stem]
+    save(import_module(f"kvwall.figures.serving.{module}").draw(result, rows, catalog), paths)

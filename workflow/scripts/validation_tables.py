@@ -1,6 +1,11 @@
-"""Hold every reported serving measurement against its derived bounds; write the validation tables."""
+"""Hold every reported serving measurement against its derived bounds; write the validation tables.
+
+Arguments: the tables' CSV, Markdown and LaTeX paths (three per table, each named tables/<class>/<table>.<ext>),
+then the view (kvwall.inputs.views), the serving measurements, the validation map and the folder of check stamps.
+"""
 
 import sys
+from pathlib import Path
 
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.views import load_view
@@ -9,14 +14,20 @@ from kvwall.tables import validation as tables
 from kvwall.validation.estimate_error import assess
 from kvwall.validation.run import validate_file
 
-sys.stderr = open(snakemake.log[0], "w")
-catalog = load_view(snakemake.input.view).catalog
-rows, vmap, result = validate_file(snakemake.input.measurements, snakemake.input.validation, catalog, snakemake.params.stamps)
-write_table(tables.measurements(rows), snakemake.output.measurements, folder_class="reported")
-write_table(tables.bounds(result.points), snakemake.output.bounds, folder_class="derived")
-write_table(tables.realization(result.points), snakemake.output.realization, folder_class="derived")
-write_table(tables.gap_fits(result.fits), snakemake.output.fits, folder_class="derived")
-write_table(tables.format_claim(result.pairs), snakemake.output.claim, folder_class="derived")
+*outputs, view_path, measurements, validation_map, stamps = sys.argv[1:]
+catalog = load_view(view_path).catalog
+rows, vmap, result = validate_file(measurements, validation_map, catalog, stamps)
 calibrations, _, summary = assess(result.understood, rows, vmap.tokens_per_step, load_serving_inputs(catalog).collective_latency)
-write_table(tables.engine_constants(calibrations), snakemake.output.constants, folder_class="derived")
-write_table(tables.estimate_error(summary), snakemake.output.error, folder_class="derived")
+built = {
+    "reported/serving_measurements": tables.measurements(rows),
+    "derived/serving_bounds": tables.bounds(result.points),
+    "derived/serving_realization": tables.realization(result.points),
+    "derived/serving_gap_fits": tables.gap_fits(result.fits),
+    "derived/serving_format_claim": tables.format_claim(result.pairs),
+    "derived/serving_engine_constants": tables.engine_constants(calibrations),
+    "derived/serving_estimate_error": tables.estimate_error(summary),
+}
+for start in range(0, len(outputs), 3):
+    paths = outputs[start:start + 3]
+    artifact = Path(paths[0]).relative_to("tables").with_suffix("").as_posix()
+    write_table(built[artifact], paths, folder_class=artifact.split("/")[0])
