@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike
 from kvwall.inputs.deployment import Deployment
 from kvwall.inputs.specs import (ATTENTION, CHUNKED, DENSE_MLP, EMBEDDING, EXPERTS, FULL, LM_HEAD, ROUTER,
                                  SHARED_EXPERTS, WINDOW, FullAttention, LatentAttention, Model)
+from kvwall.model.expert_imbalance import busiest_rank_touched_fraction
 from kvwall.model.footprint import context_holding, kv_bytes
 from kvwall.model.params import routed_expert_params, weight_part_params
 from kvwall.model.roofline import active_params_per_token, experts_touched_fraction, step_flops
@@ -154,6 +155,19 @@ def step_weight_bytes_per_device(model: Model, d: Deployment, batch: ArrayLike) 
     whole = sum(count * width[part] for part, count in held.items() if part not in (EXPERTS, EMBEDDING))
     experts = held[EXPERTS] * width[EXPERTS] * experts_touched_fraction(model, b) if held[EXPERTS] else 0.0
     return whole + experts + _gathered_rows(model, d, b, held[EMBEDDING]) * width[EMBEDDING]
+
+
+def imbalance_bytes_per_step(model: Model, d: Deployment, batch: ArrayLike) -> np.ndarray:
+    """Routed-expert bytes the busiest expert-parallel rank reads per decode step beyond the average rank's
+    (kvwall.model.expert_imbalance), per microbatch in flight as weight_bytes_per_step counts them; 0 without EP."""
+    b = np.asarray(batch, dtype=float)
+    held, stored = resident_params_per_device(model, d), d.weight_formats.of(EXPERTS)
+    if not held[EXPERTS] or not stored or d.expert_parallel <= 1:
+        return np.zeros_like(b)
+    microbatches = pipeline_microbatches(d, b) if d.pipeline_parallel > 1 else np.ones_like(b)
+    tokens = b / microbatches
+    extra = busiest_rank_touched_fraction(model, d, tokens) - experts_touched_fraction(model, tokens)
+    return microbatches * held[EXPERTS] * dtype_bytes(stored) * extra
 
 
 def weight_bytes_per_step(model: Model, d: Deployment, batch: ArrayLike) -> np.ndarray:

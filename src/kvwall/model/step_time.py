@@ -2,8 +2,9 @@
 
 - the lower bound, max(memory time, compute time) with the datasheet bandwidth and no collectives (SoK section 3.3's
   T_step = max(B / beta, F / F_peak) on the device's shares);
-- the estimate, the memory time at a stated bandwidth efficiency, max'ed with the compute time, plus every
-  collective with no overlap.
+- the estimate, the memory time at a stated bandwidth efficiency, the busiest expert-parallel rank's expert reads
+  included (kvwall.model.expert_imbalance; the bound keeps the average rank), max'ed with the compute time, plus
+  every collective with no overlap.
 
 Under PP the engines (vLLM, SGLang, TensorRT-LLM) keep microbatches in flight, one per stage: each stage reads its
 weights once per microbatch and every sequence gets one token per round of all microbatches. With m = min(PP, b)
@@ -23,8 +24,8 @@ from numpy.typing import ArrayLike
 from kvwall.inputs.deployment import CollectiveLink, Deployment
 from kvwall.inputs.specs import Model
 from kvwall.model.collectives import collective_bytes, collectives_time
-from kvwall.model.sharding import (kv_bytes_per_device, pipeline_microbatches, step_flops_per_device,
-                                   weight_bytes_per_step)
+from kvwall.model.sharding import (imbalance_bytes_per_step, kv_bytes_per_device, pipeline_microbatches,
+                                   step_flops_per_device, weight_bytes_per_step)
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class DeviceStep:
 
     weight_bytes: np.ndarray
     kv_bytes: np.ndarray
+    imbalance_bytes: np.ndarray  # routed-expert bytes the busiest EP rank reads beyond the average rank's
     flops: np.ndarray
     memory_time: np.ndarray
     compute_time: np.ndarray
@@ -57,7 +59,9 @@ def device_step(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLik
     weights = weight_bytes_per_step(model, d, b)
     kv = kv_bytes_per_device(model, d, context, b)
     flops = step_flops_per_device(model, d, context, b)
+    imbalance = imbalance_bytes_per_step(model, d, b)
     memory_time = (weights + kv) / bandwidth
+    busiest_time = (weights + kv + imbalance) / bandwidth
     compute_time = np.asarray(flops) / peak_flops
     idle = d.pipeline_parallel / microbatches  # stages over microbatches: 1 with a microbatch per stage or without PP
     one_forward = b if d.pipeline_parallel == 1 else b / microbatches
@@ -65,14 +69,15 @@ def device_step(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLik
     return DeviceStep(
         weight_bytes=weights,
         kv_bytes=kv,
+        imbalance_bytes=imbalance,
         flops=flops,
         memory_time=memory_time,
         compute_time=compute_time,
         collectives_time=collectives,
         microbatches=microbatches,
         bound=np.maximum(memory_time, compute_time) if d.pipeline_parallel == 1 else idle * np.maximum(memory_time, compute_time),
-        estimate=(np.maximum(memory_time / efficiency, compute_time) if d.pipeline_parallel == 1 else
-                  idle * np.maximum(memory_time / efficiency, compute_time)) + collectives,
+        estimate=(np.maximum(busiest_time / efficiency, compute_time) if d.pipeline_parallel == 1 else
+                  idle * np.maximum(busiest_time / efficiency, compute_time)) + collectives,
     )
 
 
