@@ -10,7 +10,9 @@ import pytest
 from kvwall.model.decode_costs import COSTS, decode_costs, decode_step
 from kvwall.model.engine_constants import EngineConstants, datasheet_constants, rounded
 from kvwall.model.first_token_estimate import first_token_estimate
+from kvwall.units import MS
 from kvwall.validation.calibration import CalibrationError, calibrate
+from kvwall.validation.cost_shares import cost_shares
 from kvwall.validation.estimate_error import FOLDS, grouped_folds
 
 DATA = "data/reported/serving-measurements.csv"
@@ -162,3 +164,24 @@ def test_a_constant_within_a_millionth_of_its_range_from_a_bound_is_that_bound()
     assert settled(0.9999999, 0.01, 1.0) == 1.0
     assert settled(0.81049, 0.01, 1.0) == 0.81  # inside the range: three significant digits
     assert settled(2.0e-5, 0.0, 5.0) == 2.0e-5  # four millionths of the range: kept
+
+
+def test_the_cost_shares_and_the_remainder_add_up_to_the_measured_tpot():
+    class Fitted:
+        constants = EngineConstants(fixed_step=2 * MS, hbm_fraction=0.5, flop_fraction=0.5, collective_latency=0.0)
+
+    points = pd.DataFrame({
+        "backend": ["vllm", "vllm"], "device": ["h100-sxm", "h100-sxm"], "mode": ["agg", "agg"], "osl": [1000, 1000],
+        "pipeline_idle": [1.0, 1.0], "hbm_bandwidth": [2e12, 2e12], "peak_flops": [1e15, 1e15],
+        "weight_read_per_device": [4e9, 4e9], "kv_read_per_device": [1e9, 3e9], "stored_kv_ratio": [1.0, 1.0],
+        "flops_per_device": [1e12, 1e12], "expert_ranks": [1, 1], "dispatch_load": [0.0, 0.0], "dispatch_s": [0.0, 0.0],
+        "running_batch": [100.0, 100.0], "prefill_flops_per_device": [5e13, 5e13], "collective_bytes_s": [0.0, 0.0],
+        "collective_messages": [0.0, 0.0]})
+    # by hand, per point (ms): weights 4e9 / 1e12 = 4, kv 1 and 3, compute max(0, 2 - 5 or 7) = 0, fixed 2,
+    # prefill 100 / 1000 x 5e13 / 5e14 = 10; measured 20 and 25 ms
+    shares = cost_shares(points, pd.Series([20.0, 25.0]), {"vllm": Fitted()}, tokens=1.0).iloc[0]
+    assert shares["share_weights"] == pytest.approx(8 / 45) and shares["share_kv"] == pytest.approx(4 / 45)
+    assert shares["share_fixed"] == pytest.approx(4 / 45) and shares["share_prefill"] == pytest.approx(20 / 45)
+    assert shares["share_compute"] == 0.0
+    assert sum(shares[f"share_{name}"] for name in COSTS) + shares["remainder"] == pytest.approx(1.0)
+    assert shares["remainder"] == pytest.approx(1 - 36 / 45)

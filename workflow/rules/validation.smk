@@ -11,6 +11,7 @@ VALIDATION_TABLES = {
     "claim": "derived/serving_format_claim",
     "constants": "derived/serving_engine_constants",
     "error": "derived/serving_estimate_error",
+    "shares": "derived/serving_cost_shares",
 }
 VALIDATION_ARTIFACTS = expand(
     "tables/{table}.{ext}", table=VALIDATION_TABLES.values(), ext=("csv", "md", "tex")

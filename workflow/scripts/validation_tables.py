@@ -11,6 +11,7 @@ from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.views import load_view
 from kvwall.render import write_table
 from kvwall.tables import validation as tables
+from kvwall.validation.cost_shares import cost_shares
 from kvwall.validation.estimate_error import assess
 from kvwall.validation.run import validate_file
 
@@ -26,6 +27,9 @@ built = {
     "derived/serving_format_claim": tables.format_claim(result.pairs),
     "derived/serving_engine_constants": tables.engine_constants(calibrations),
     "derived/serving_estimate_error": tables.estimate_error(summary),
+    "derived/serving_cost_shares": tables.cost_shares(
+        cost_shares(result.understood, rows.loc[result.understood.index, "silicon_tpot_ms"], calibrations,
+                    vmap.tokens_per_step)),
 }
 for start in range(0, len(outputs), 3):
     paths = outputs[start:start + 3]

@@ -72,6 +72,7 @@ WRITTEN_BY_OTHER_RULES: dict[str, tuple[str, str]] = {
     "measured/kv_slope_fits": ("kvwall.tables.kv_slope_fits", "kv_slope_table"),
     "audit/reproduction": ("kvwall.audit", "audit_table"),
     "derived/import_corpus": ("kvwall.tables.import_corpus", "import_corpus"),
+    "derived/serving_cost_shares": ("kvwall.tables.validation", "cost_shares"),
     "derived/plan_ranking": ("kvwall.tables.plan_ranking", "ranking"),
     "derived/plan_ranking_summary": ("kvwall.tables.plan_ranking", "ranking_summary"),
 }

@@ -9,7 +9,9 @@
   (kvwall.validation.claim);
 - tables/derived/serving_engine_constants: each engine's fitted constants (kvwall.validation.calibration);
 - tables/derived/serving_estimate_error: the estimate's error on points it did not see
-  (kvwall.validation.estimate_error).
+  (kvwall.validation.estimate_error);
+- tables/derived/serving_cost_shares: the share of each named cost in the measured TPOT per engine, device and mode
+  (kvwall.validation.cost_shares).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from kvwall.model.decode_costs import COSTS
 from kvwall.model.engine_constants import EngineConstants, rounded
 from kvwall.render import Column, Table, keyed
 from kvwall.units import MS, US
@@ -293,5 +296,35 @@ def estimate_error(summary: pd.DataFrame) -> Table:
         "one model, one device or one engine version out.",
         columns=_ERROR,
         rows=_records(frame, _ERROR),
+        sources=(_SOURCE,),
+    )
+
+
+_SHARES = (
+    Column("backend", "Engine"),
+    Column("device", "Device"),
+    Column("mode", "Mode"),
+    Column("points", "Points", "derived", "int", "count"),
+    Column("median_tpot_ms", "Median measured TPOT", "derived", "fixed1", "ms"),
+    *(Column(f"share_{name}", name.capitalize(), "derived", "percent0", "ratio") for name in COSTS),
+    Column("remainder", "Unexplained", "derived", "percent0", "ratio"),
+)
+
+
+@keyed("backend", "device", "mode")
+def cost_shares(shares: pd.DataFrame) -> Table:
+    """The share of each named cost in the measured TPOT per engine, device and mode, and the remainder."""
+    frame = shares.assign(**{c.name: shares[c.name].map(lambda v: rounded(float(v), 4))
+                             for c in _SHARES if c.name.startswith("share_") or c.name in ("remainder", "median_tpot_ms")})
+    return Table(
+        id="serving_cost_shares",
+        title="What the measured TPOT is made of",
+        caption="Per engine, device and mode, each named cost of the calibrated decode step (weights and KV read at "
+        "the realized bandwidth, compute past the bytes, collectives, the busiest EP rank's dispatch, the fixed cost "
+        "per step, other requests' prefill in agg mode), summed over the understood points, over their summed "
+        "measured TPOT, and the remainder no cost explains (negative where the costs price more than was measured); "
+        "constants fitted on every point of the engine (tables/derived/serving_engine_constants).",
+        columns=_SHARES,
+        rows=_records(frame, _SHARES) if not frame.empty else (),
         sources=(_SOURCE,),
     )
