@@ -75,6 +75,10 @@ def duplicate_row(text: str) -> str:
     ("config.yaml", lambda text: "", "", "missing required field 'config_dir'"),
     ("tiers.yaml", lambda text: "", "", "the file is empty"),
     ("validation.yaml", lambda text: "", "", "the file is empty"),
+    ("validation.yaml", replaced("engines: {trtllm: {fp8:", "engines: {trtllmx: {fp8:"), "stored_kv_format.engines.trtllmx",
+     "engine 'trtllmx' is not known (known: vllm, sglang, trtllm)"),
+    ("validation.yaml", replaced("engines: {trtllm: {fp8:", "engines: {trtllm: {fp88:"), "stored_kv_format.engines.trtllm",
+     "storage format 'fp88' is not understood"),
 ])
 def test_a_bad_edit_is_refused_before_any_job(tmp_path, file, edit, key, reason):
     error = refusal(tmp_path, file, edit)

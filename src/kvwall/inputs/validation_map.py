@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.engines import ENGINES
 from kvwall.inputs.loader import SpecError, known_ids, read_yaml, validate
 from kvwall.units import UnitError, dtype_bytes
 
@@ -108,6 +109,12 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
     source(document["tokens_per_step"], "tokens_per_step")
     stored = document["stored_kv_format"]
     source(stored, "stored_kv_format")
+    for engine, by_weight in stored["engines"].items():
+        if engine not in ENGINES:
+            raise SpecError(path, f"stored_kv_format.engines.{engine}",
+                            f"engine {engine!r} is not known (known: {', '.join(ENGINES)})")
+        for weight_format in by_weight:
+            _format(weight_format, path, f"stored_kv_format.engines.{engine}")
     return ValidationMap(
         file=str(path),
         devices=MappingProxyType({s: n["device"] for s, n in document["systems"].items()}),
