@@ -270,14 +270,9 @@ def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, ne
     assert file_hashes(root) == before
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("column, value, message", [
-    ("system", "b300 sxm", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): system: 'b300 sxm' is not a safe name"),
-    ("silicon_tpot_ms", "-3", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): silicon_tpot_ms: must be > 0"),
-    ("tp_size", "4.5", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): tp_size: must be of type"),
-])
-def test_a_bad_serving_measurement_stops_a_dry_run(tmp_path, column, value, message):
-    """The reported serving measurements enter through the front door: a bad cell names the file, line, id, column."""
+def dry_run_with_cell(tmp_path, column: str, value: str) -> tuple[str, list[str], bool]:
+    """A refused dry run of a copy whose serving measurements hold ``value`` in ``column`` of their second row: its
+    one line of stderr, that row, and whether the copy's files are as they were."""
     root = workflow_copy(tmp_path)
     path = root / "data" / "reported" / "serving-measurements.csv"
     rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
@@ -292,30 +287,29 @@ def test_a_bad_serving_measurement_stops_a_dry_run(tmp_path, column, value, mess
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith(f"kvwall: bad input: data/reported/serving-measurements.csv: {message}"), done.stderr
-    assert file_hashes(root) == before
+    return lines[0], rows[2], file_hashes(root) == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("column, value, message", [
+    ("system", "b300 sxm", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): system: 'b300 sxm' is not a safe name"),
+    ("silicon_tpot_ms", "-3", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): silicon_tpot_ms: must be > 0"),
+    ("tp_size", "4.5", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): tp_size: must be of type"),
+])
+def test_a_bad_serving_measurement_stops_a_dry_run(tmp_path, column, value, message):
+    """The reported serving measurements enter through the front door: a bad cell names the file, line, id, column."""
+    line, _, unchanged = dry_run_with_cell(tmp_path, column, value)
+    assert line.startswith(f"kvwall: bad input: data/reported/serving-measurements.csv: {message}"), line
+    assert unchanged
 
 
 @pytest.mark.slow
 def test_a_point_below_its_bound_without_a_diagnosis_stops_a_dry_run(tmp_path):
     """What would stop the validation job inside it stops the workflow before any job, naming the map's key."""
-    root = workflow_copy(tmp_path)
-    path = root / "data" / "reported" / "serving-measurements.csv"
-    rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
-    rows[2][rows[0].index("silicon_tpot_ms")] = "0.001"  # faster than any bound
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        csv.writer(handle, lineterminator="\n").writerows(rows)
-    before = file_hashes(root)
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--directory", str(root), "--snakefile", str(root / "Snakefile")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode != 0
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("kvwall: bad input: config/validation.yaml: below_bound: 1 point(s) measured below "
-                               f"their TPOT bound have no diagnosis, first {rows[2][0]} "), done.stderr
-    assert file_hashes(root) == before
+    line, row, unchanged = dry_run_with_cell(tmp_path, "silicon_tpot_ms", "0.001")  # faster than any bound
+    assert line.startswith("kvwall: bad input: config/validation.yaml: below_bound: 1 point(s) measured below "
+                           f"their TPOT bound have no diagnosis, first {row[0]} "), line
+    assert unchanged
 
 
 @pytest.mark.slow

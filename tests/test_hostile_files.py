@@ -11,17 +11,8 @@ import pytest
 from kvwall.cli.main import main
 from kvwall.inputs.loader import SpecError, read_yaml
 from kvwall.inputs.serving import read_serving_measurements
+from test_written_files import CONFIG, MEASUREMENTS, QWEN, ROOT, one_line
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "config"
-QWEN = ROOT / "tests" / "fixtures" / "hf-configs" / "Qwen--Qwen3-8B_config.json"
-MEASUREMENTS = ROOT / "data" / "reported" / "serving-measurements.csv"
-
-
-def one_line(capsys) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    return err[0]
 
 
 def special(tmp_path: Path, kind: str) -> Path:

@@ -16,6 +16,7 @@ MEASUREMENTS = ROOT / "data" / "reported" / "serving-measurements.csv"
 
 
 def one_line(capsys) -> str:
+    """The one line a refused command printed on stderr."""
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     return err[0]

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
     memory = serving.memory(args.engine)
     a = catalog.assumptions
     workload = workload_of(args)
-    curves = plan_curves(catalog, model, device, precision, args.gpus, workload, args.engine)
+    curves = plan_curves(catalog, model, device, precision, args.gpus, workload, args.engine, serving)
     best, edge = best_within(curves, workload), frontier(curves)
     nearest = None if best else closest(curves)
     basis = (f"TPOT: the step-time estimate at isl + osl / 2 (hbm_bandwidth_efficiency {serving.hbm_bandwidth_efficiency:g}, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.deployment import Deployment, load_serving_inputs
+from kvwall.inputs.deployment import Deployment, ServingInputs, load_serving_inputs
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.first_token import first_token_bound
 from kvwall.model.step_time import device_step
@@ -13,10 +13,11 @@ from kvwall.plan.search import LayoutCurve, Workload, layout_curves
 
 
 def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, gpus: int, workload: Workload,
-                engine: str | None = None) -> list[LayoutCurve]:
+                engine: str | None = None, serving: ServingInputs | None = None) -> list[LayoutCurve]:
     """Every layout of ``model`` on up to ``gpus`` devices at every batch it holds, in the catalogue's formats, with
-    the step-time estimate and the TTFT bound of the device at ``precision``."""
-    serving = load_serving_inputs(catalog)
+    the step-time estimate and the TTFT bound of the device at ``precision``; ``serving``: the catalogue's serving
+    assumptions where the caller holds them already."""
+    serving = serving or load_serving_inputs(catalog)
     a, peak, bandwidth = catalog.assumptions, device.dense_flops[precision], device.hbm_bandwidth
 
     def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:

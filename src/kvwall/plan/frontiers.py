@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.validation_map import ValidationMap
 from kvwall.plan.curves import plan_curves
 from kvwall.plan.search import Workload, frontier
@@ -49,7 +50,7 @@ def chosen(points: pd.DataFrame) -> list[tuple[str, str, str]]:
 def frontier_panels(points: pd.DataFrame, catalog: Catalog, vmap: ValidationMap) -> list[FrontierPanel]:
     """The panels, each with its frontier in the panel's weight format, the KV format and compute precision the
     validation map states for the measurements, under the default engine's memory rule, as the bounds are."""
-    panels = []
+    panels, serving = [], load_serving_inputs(catalog)
     for model_id, device_id, weight_format in chosen(points):
         at = points[(points["model"] == model_id) & (points["device"] == device_id)
                     & (points["weight_format"] == weight_format) & (points["mode"] == "agg")
@@ -62,7 +63,8 @@ def frontier_panels(points: pd.DataFrame, catalog: Catalog, vmap: ValidationMap)
         if precision not in device.dense_flops:  # as the bounds do: the device's fastest listed rate
             precision = max(device.dense_flops, key=device.dense_flops.get)
         workload = Workload(*LENGTHS, tpot_max=UNBOUNDED)
-        edge = frontier(plan_curves(formats, catalog.models[model_id], device, precision, devices, workload))
+        edge = frontier(plan_curves(formats, catalog.models[model_id], device, precision, devices, workload,
+                                    serving=serving))
         measured = {engine: ((1e3 / group["tpot_ms"]).to_numpy(), (group["in_flight"] / (group["tpot_ms"] / 1e3)
                                                                    / group["devices"]).to_numpy())
                     for engine, group in at.groupby("backend", sort=True)}

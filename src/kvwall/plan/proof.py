@@ -22,7 +22,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from kvwall.validation.estimate_error import grouped_folds, held_out
+from kvwall.validation.estimate_error import grouped_folds, held_out, measured_times
 
 #: The columns that make a group, and those that tell its layouts apart.
 GROUP = ("model", "device", "backend", "weight_format", "isl", "osl")
@@ -44,9 +44,7 @@ def layout_name(row: pd.Series) -> str:
 
 def held_out_tpot(points: pd.DataFrame, rows: pd.DataFrame, tokens: float) -> pd.Series:
     """The calibrated TPOT (ms) of each understood point, from constants fitted on the folds without its group."""
-    measured = pd.DataFrame({"tpot": rows.loc[points.index, "silicon_tpot_ms"],
-                             "ttft": rows.loc[points.index, "silicon_ttft_ms"]})
-    return held_out(points, measured, tokens, grouped_folds(points, GROUP))["tpot"]
+    return held_out(points, measured_times(points, rows), tokens, grouped_folds(points, GROUP))["tpot"]
 
 
 def rank_correlation(first: pd.Series, second: pd.Series) -> float:

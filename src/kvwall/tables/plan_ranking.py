@@ -12,19 +12,14 @@ from __future__ import annotations
 import pandas as pd
 
 from kvwall.render import Column, Table, keyed
+from kvwall.tables.validation import MEASUREMENTS_SOURCE, records
 
-_SOURCE = "ai-dynamo/aiconfigurator silicon_sample.csv @095f58a51 (Apache-2.0), data/reported/serving-measurements.csv"
 _BASIS = ("A layout's rate is its best in_flight / (TPOT x GPUs) among its points within the limit, measured with "
           "the measured TPOT and estimated with an estimate's at the same concurrencies: the datasheet step-time "
           "estimate (kvwall.model.step_time, datasheet bandwidth at the stated efficiency, collectives included, no "
           "fitted constant), or the calibrated estimate as grouped cross-validation predicts it (constants fitted "
           "without any point of the group, tables/derived/serving_engine_constants); the limits are the median and "
           "the largest measured TPOT of the group.")
-
-
-def _records(frame: pd.DataFrame, columns: tuple[Column, ...]) -> tuple[dict, ...]:
-    names = [c.name for c in columns]
-    return tuple({k: (None if pd.isna(v) else v) for k, v in row.items()} for row in frame[names].to_dict("records"))
 
 
 _RANKING = (
@@ -58,9 +53,9 @@ def ranking(ranked: pd.DataFrame) -> Table:
         "limit, the first of each, whether they agree, and Spearman's rank correlation (blank where a ranking is all "
         "ties). A disagreement stays in the table with the rates of the measured first layout both ways. " + _BASIS,
         columns=_RANKING,
-        rows=_records(ranked.assign(top1_agrees=ranked["top1_agrees"].map({True: "yes", False: "no"})), _RANKING)
+        rows=records(ranked.assign(top1_agrees=ranked["top1_agrees"].map({True: "yes", False: "no"})), _RANKING)
         if not ranked.empty else (),
-        sources=(_SOURCE,),
+        sources=(MEASUREMENTS_SOURCE,),
     )
 
 
@@ -82,6 +77,6 @@ def ranking_summary(summary: pd.DataFrame) -> Table:
         caption="Over the groups of tables/derived/plan_ranking, per estimate and TPOT limit: the share whose first layouts agree "
         "and the median rank correlation. " + _BASIS,
         columns=_SUMMARY,
-        rows=_records(summary, _SUMMARY),
-        sources=(_SOURCE,),
+        rows=records(summary, _SUMMARY),
+        sources=(MEASUREMENTS_SOURCE,),
     )

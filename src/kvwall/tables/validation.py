@@ -27,10 +27,12 @@ from kvwall.units import MS, US
 from kvwall.validation.calibration import FIRST_TOKEN_BOUNDS, LOWER, UPPER, Calibration
 from kvwall.validation.estimate_error import FOLDS
 
-_SOURCE = "ai-dynamo/aiconfigurator silicon_sample.csv @095f58a51 (Apache-2.0), data/reported/serving-measurements.csv"
+#: The source of every serving measurement, as each table built from them cites it.
+MEASUREMENTS_SOURCE = "ai-dynamo/aiconfigurator silicon_sample.csv @095f58a51 (Apache-2.0), data/reported/serving-measurements.csv"
 
 
-def _records(frame: pd.DataFrame, columns: tuple[Column, ...]) -> tuple[dict, ...]:
+def records(frame: pd.DataFrame, columns: tuple[Column, ...]) -> tuple[dict, ...]:
+    """The rows of ``frame`` as a Table's rows, ``columns`` only, a missing value None."""
     names = [c.name for c in columns]
     return tuple({k: (None if pd.isna(v) else v) for k, v in row.items()} for row in frame[names].to_dict("records"))
 
@@ -66,8 +68,8 @@ def measurements(rows: pd.DataFrame) -> Table:
         "SGLang, one row per measurement; Concurrency is the agg engine's requests in flight (blank for disagg rows, "
         "whose decode side is described by the decode_* columns of the data).",
         columns=_MEASURED,
-        rows=_records(rows, _MEASURED),
-        sources=(_SOURCE,),
+        rows=records(rows, _MEASURED),
+        sources=(MEASUREMENTS_SOURCE,),
     )
 
 
@@ -105,8 +107,8 @@ def bounds(points: pd.DataFrame) -> Table:
         "TTFT lower bound of one request, and bound / measured (above 1: measured below the bound, with its "
         "documented diagnosis). A row that kvwall cannot map says why.",
         columns=_BOUNDS,
-        rows=_records(frame, _BOUNDS),
-        sources=(_SOURCE, "config/validation.yaml"),
+        rows=records(frame, _BOUNDS),
+        sources=(MEASUREMENTS_SOURCE, "config/validation.yaml"),
     )
 
 
@@ -144,8 +146,8 @@ def realization(points: pd.DataFrame) -> Table:
         "bound (each with a documented diagnosis), and the median of bound / measured for TPOT and TTFT (1 is "
         "the hardware's limit).",
         columns=_REALIZATION,
-        rows=_records(realization_summary(points), _REALIZATION),
-        sources=(_SOURCE,),
+        rows=records(realization_summary(points), _REALIZATION),
+        sources=(MEASUREMENTS_SOURCE,),
     )
 
 
@@ -180,8 +182,8 @@ def gap_fits(fits: pd.DataFrame) -> Table:
         "measured TPOT against the KV bytes one GPU reads per step: 1/b is the engine's effective KV bandwidth, "
         "beside the datasheet's; a is its fixed cost per step, beside the time one GPU needs to read its weights.",
         columns=_FITS,
-        rows=_records(frame, _FITS) if not frame.empty else (),
-        sources=(_SOURCE,),
+        rows=records(frame, _FITS) if not frame.empty else (),
+        sources=(MEASUREMENTS_SOURCE,),
     )
 
 
@@ -215,8 +217,8 @@ def format_claim(pairs: pd.DataFrame) -> Table:
         "wider over TPOT of the narrower) against the speedup the step-time bound predicts (1 where compute binds), "
         "and the regime of each point.",
         columns=_CLAIM,
-        rows=_records(pairs, _CLAIM),
-        sources=(_SOURCE,),
+        rows=records(pairs, _CLAIM),
+        sources=(MEASUREMENTS_SOURCE,),
     )
 
 
@@ -264,8 +266,8 @@ def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
         "relative TTFT error of the agg points; within the bounds shown, rounded to three significant digits, with "
         "a 95% interval from the Jacobian. Derived from reported data; the bounds never use them.",
         columns=_CONSTANTS,
-        rows=_records(constants_frame(calibrations), _CONSTANTS),
-        sources=(_SOURCE, "config/validation.yaml"),
+        rows=records(constants_frame(calibrations), _CONSTANTS),
+        sources=(MEASUREMENTS_SOURCE, "config/validation.yaml"),
     )
 
 
@@ -295,8 +297,8 @@ def estimate_error(summary: pd.DataFrame) -> Table:
         f"grouped {FOLDS}-fold cross-validation (points that differ only in concurrency in one fold) and by leaving "
         "one model, one device or one engine version out.",
         columns=_ERROR,
-        rows=_records(frame, _ERROR),
-        sources=(_SOURCE,),
+        rows=records(frame, _ERROR),
+        sources=(MEASUREMENTS_SOURCE,),
     )
 
 
@@ -325,6 +327,6 @@ def cost_shares(shares: pd.DataFrame) -> Table:
         "measured TPOT, and the remainder no cost explains (negative where the costs price more than was measured); "
         "constants fitted on every point of the engine (tables/derived/serving_engine_constants).",
         columns=_SHARES,
-        rows=_records(frame, _SHARES) if not frame.empty else (),
-        sources=(_SOURCE,),
+        rows=records(frame, _SHARES) if not frame.empty else (),
+        sources=(MEASUREMENTS_SOURCE,),
     )

@@ -110,12 +110,16 @@ def error_summary(points: pd.DataFrame, measured: pd.DataFrame, predicted: dict[
     return pd.DataFrame(rows)
 
 
+def measured_times(points: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """The reported TPOT and TTFT (ms) of ``points``, as the fits read them (columns tpot, ttft)."""
+    return pd.DataFrame({"tpot": rows.loc[points.index, "silicon_tpot_ms"], "ttft": rows.loc[points.index, "silicon_ttft_ms"]})
+
+
 def assess(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, latency: float
            ) -> tuple[dict[str, Calibration], dict[str, pd.DataFrame], pd.DataFrame]:
     """The engines' calibrations, every scheme's predictions and their error summary for the understood points of
     ``rows`` (their reported silicon_tpot_ms and silicon_ttft_ms)."""
-    measured = pd.DataFrame({"tpot": rows.loc[understood.index, "silicon_tpot_ms"],
-                             "ttft": rows.loc[understood.index, "silicon_ttft_ms"]})
+    measured = measured_times(understood, rows)
     calibrations = engine_calibrations(understood, measured, tokens)
     versions = rows.loc[understood.index, "backend_version"] if "backend_version" in rows else pd.Series("", index=understood.index)
     predicted = predictions(understood, measured, tokens, latency, calibrations, versions)
