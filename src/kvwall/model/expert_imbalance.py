@@ -7,11 +7,14 @@ independent, and the all-to-all waits for the busiest: E[max over EP ranks] = su
 binomial distribution function. For one token of Qwen3-235B over 8 ranks (k = 8, E = 128) that is 2.51 experts on
 the busiest rank (2.53 without replacement), not the average 1. The bound keeps the average rank (a bound holds for
 the luckiest routing); the estimate prices the busiest.
+
+The busiest rank's fraction lies between q and 1, so where 1 - q < SATURATED (large batches: every expert touched) it
+is q to 12 digits and is taken as q. Elsewhere the binomial terms come from the ratio of successive terms, counted
+from the likelier end, by multiplication alone: a sweep over every batch a deployment holds (kvwall.plan) evaluates
+n terms at each of thousands of batches.
 """
 
 from __future__ import annotations
-
-from math import comb
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -19,6 +22,9 @@ from numpy.typing import ArrayLike
 from kvwall.inputs.deployment import Deployment
 from kvwall.inputs.specs import Model
 from kvwall.model.roofline import experts_touched_fraction
+
+#: Below this share of untouched experts, the busiest rank reads what the average rank reads (to 12 digits).
+SATURATED = 1e-12
 
 
 def busiest_rank_touched_fraction(model: Model, d: Deployment, batch: ArrayLike) -> np.ndarray:
@@ -29,8 +35,19 @@ def busiest_rank_touched_fraction(model: Model, d: Deployment, batch: ArrayLike)
     if model.moe is None or ranks <= 1:
         return q
     n = model.moe.routed_experts // ranks
-    touched = np.arange(n + 1)
-    ways = np.array([comb(n, j) for j in touched], dtype=float)
-    p = q[..., np.newaxis]
-    distribution = np.cumsum(ways * p**touched * (1.0 - p) ** (n - touched), axis=-1)[..., :n]
-    return np.sum(1.0 - np.minimum(distribution, 1.0) ** ranks, axis=-1) / n
+    busiest = np.array(q, dtype=float, copy=True)
+    unsaturated = 1.0 - busiest >= SATURATED
+    distribution = np.cumsum(binomial_probabilities(n, busiest[unsaturated]), axis=-1)[..., :n]
+    busiest[unsaturated] = np.sum(1.0 - np.minimum(distribution, 1.0) ** ranks, axis=-1) / n
+    return busiest
+
+
+def binomial_probabilities(n: int, p: np.ndarray) -> np.ndarray:
+    """P(X = j) for j = 0..n of X ~ Binomial(n, p), one row per p: from the likelier end, (1 - p)^n at j = 0 where
+    p <= 1/2 (at least 2^-n, so nothing underflows for n below 1,000), each next term the last times
+    (n - j + 1) / j * p / (1 - p); where p > 1/2 the same for 1 - p, read from j = n down."""
+    low = np.minimum(p, 1.0 - p)[..., np.newaxis]
+    j = np.arange(1, n + 1)
+    steps = np.concatenate([(1.0 - low) ** n, (n - j + 1) / j * (low / (1.0 - low))], axis=-1)
+    terms = np.cumprod(steps, axis=-1)
+    return np.where(p[..., np.newaxis] > 0.5, terms[..., ::-1], terms)
