@@ -45,5 +45,22 @@ def selections(catalog):
 
 
 @pytest.fixture(scope="session")
+def review_report() -> str:
+    """The review report's page, built once from the checkout for the tests that read it and the one that browses it."""
+    from kvwall.report.page import build_report
+
+    return build_report(ROOT)
+
+
+@pytest.fixture(scope="session")
+def committed_validation(catalog):
+    """The committed serving measurements held against their bounds (kvwall.validation.run.validate_file): the rows
+    as read, the validation map and the result, computed once for every test that reads them (none changes them)."""
+    from kvwall.validation.run import validate_file
+
+    return validate_file(ROOT / "data/reported/serving-measurements.csv", ROOT / "config/validation.yaml", catalog)
+
+
+@pytest.fixture(scope="session")
 def llama70(catalog):
     return catalog.models["llama-3-70b"]

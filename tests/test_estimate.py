@@ -24,12 +24,8 @@ CONSTANTS = EngineConstants(fixed_step=1e-3, hbm_fraction=0.8, flop_fraction=0.5
 
 
 @pytest.fixture(scope="module")
-def points(root):
-    from kvwall.inputs.loader import load_catalog
-    from kvwall.validation.run import validate_file
-
-    result = validate_file(root / DATA, root / "config" / "validation.yaml", load_catalog(root / "config"))[2]
-    return result.understood.set_index("id", drop=False)
+def points(committed_validation):
+    return committed_validation[2].understood.set_index("id", drop=False)
 
 
 def _costs(points, row_id):

@@ -226,16 +226,13 @@ def test_adding_a_model_and_a_device_changes_no_other_colour(today, grown):
 
 
 @pytest.fixture(scope="module")
-def serving_figures():
+def serving_figures(catalog, committed_validation):
     """The validation figures, drawn as the workflow draws them from the reported serving measurements."""
     from importlib import import_module
 
     from kvwall.figures.serving import SERVING_FIGURES
-    from kvwall.validation.run import validate_file
 
-    catalog = load_catalog(ROOT / "config")
-    rows, _, result = validate_file(ROOT / "data" / "reported" / "serving-measurements.csv",
-                                    ROOT / "config" / "validation.yaml", catalog)
+    rows, _, result = committed_validation
     return {name: import_module(f"kvwall.figures.serving.{module}").draw(result, rows, catalog)
             for name, module in SERVING_FIGURES.items()}
 

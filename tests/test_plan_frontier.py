@@ -1,7 +1,5 @@
 """kvwall plan's frontier beside the measured points (kvwall.plan.frontiers, kvwall.figures.plan_frontier)."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,11 +8,7 @@ from kvwall.figures import legibility
 from kvwall.figures.layout import collisions
 from kvwall.figures.plan_frontier import ENGINE_MARKERS, draw
 from kvwall.figures.style import save
-from kvwall.inputs.loader import load_catalog
 from kvwall.plan.frontiers import LENGTHS, PANELS, chosen, frontier_panels
-from kvwall.validation.run import validate_file
-
-ROOT = Path(__file__).resolve().parents[1]
 
 #: Rendering and searching four models' frontiers: `pytest -m "not slow"` leaves these out (README, "Tests").
 pytestmark = pytest.mark.slow
@@ -29,10 +23,8 @@ def test_the_panels_are_the_best_measured_model_system_and_format_one_per_model(
 
 
 @pytest.fixture(scope="module")
-def panels():
-    catalog = load_catalog(ROOT / "config")
-    rows, vmap, result = validate_file(ROOT / "data" / "reported" / "serving-measurements.csv",
-                                       ROOT / "config" / "validation.yaml", catalog)
+def panels(catalog, committed_validation):
+    rows, vmap, result = committed_validation
     return catalog, frontier_panels(result.understood.assign(tpot_ms=rows["silicon_tpot_ms"]), catalog, vmap)
 
 

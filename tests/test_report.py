@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from kvwall.report import contents
-from kvwall.report.page import build_report
 
 #: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
 pytestmark = pytest.mark.slow
@@ -44,9 +43,9 @@ class _Sections(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def report(root):
+def report(review_report):
     parser = _Sections()
-    parser.feed(build_report(Path(root)))
+    parser.feed(review_report)
     return parser
 
 

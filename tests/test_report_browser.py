@@ -17,7 +17,6 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from kvwall.report import contents
-from kvwall.report.page import build_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ORIGIN = "http://report.invalid"
@@ -32,12 +31,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason="no 
 
 
 @pytest.fixture(scope="module")
-def page_html(root):
-    return build_report(Path(root))
-
-
-@pytest.fixture(scope="module")
-def browser_page(root, page_html):
+def browser_page(root, review_report):
     sync_api = pytest.importorskip("playwright.sync_api")
     served, refused, errors = [], [], []
 
@@ -48,7 +42,7 @@ def browser_page(root, page_html):
             return route.abort()
         path = unquote(url.path).lstrip("/")
         if path == "review-report.html":
-            return route.fulfill(status=200, body=page_html, content_type="text/html; charset=utf-8")
+            return route.fulfill(status=200, body=review_report, content_type="text/html; charset=utf-8")
         file = (Path(root) / path).resolve()
         if Path(root).resolve() not in file.parents or not file.is_file():
             return route.fulfill(status=404, body="not found")
@@ -68,8 +62,8 @@ def browser_page(root, page_html):
             browser.close()
 
 
-def test_the_page_is_small_enough(page_html):
-    assert len(page_html.encode("utf-8")) < LARGEST_PAGE
+def test_the_page_is_small_enough(review_report):
+    assert len(review_report.encode("utf-8")) < LARGEST_PAGE
 
 
 def test_no_console_error_and_nothing_fetched_from_elsewhere(browser_page):

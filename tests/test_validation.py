@@ -183,11 +183,8 @@ def test_format_pairs_put_the_wider_format_first_and_take_ratios():
 
 
 @pytest.fixture(scope="module")
-def validated(root):
-    from kvwall.inputs.loader import load_catalog
-    from kvwall.validation.run import validate_file
-
-    return validate_file(root / DATA, root / "config" / "validation.yaml", load_catalog(root / "config"))[2]
+def validated(committed_validation):
+    return committed_validation[2]
 
 
 LLAMA_H200_TP1 = "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp1_ep1_417"
