@@ -115,3 +115,11 @@ def test_targets_nothing_meets_name_the_closest(capsys):
                  "1024", "--tpot-max", "1"]) == 0
     out = capsys.readouterr().out
     assert "no layout meets TPOT <= 1 ms; the closest" in out and "TP2" in out
+
+
+def test_replicas_that_serve_the_same_rate_rank_the_fewest_devices_first():
+    # DP2 of A serves A's rate but for a last bit of the floating point: it ties, and A's one device ranks first
+    twice = LayoutCurve(Deployment(2, 1, data_parallel=2), A.batches * 2, A.tpot * (1 - 1e-15), A.ttft)
+    best = best_within([twice, A], Workload(1024, 1024, tpot_max=0.015))
+    assert twice.tokens_per_second_per_device[4] > A.tokens_per_second_per_device[4]
+    assert [p.deployment.devices for p in best] == [1, 2]

@@ -24,6 +24,8 @@ from kvwall.inputs.specs import Model, WeightFormats
 from kvwall.model.capacity import sequences_that_fit
 from kvwall.model.fitting import candidate_deployments
 
+#: Significant digits two rates per device must share to tie (the fewer devices then rank first).
+TIE_DIGITS = 9
 #: Seconds per output token of a layout at a context, for an array of batches.
 StepSeconds = Callable[[Deployment, float, np.ndarray], np.ndarray]
 #: Seconds to the first token of a request's prompt (tokens) on a layout, for an array of batches.
@@ -106,7 +108,7 @@ def _point(curve: LayoutCurve, i: int) -> PlanPoint:
 
 def best_within(curves: list[LayoutCurve], workload: Workload) -> list[PlanPoint]:
     """Per layout that meets the targets at some batch, its batch with the most tokens per second per device; best
-    first (most tokens/s per device, then fewest devices, then lowest TPOT)."""
+    first (most tokens/s per device to TIE_DIGITS significant digits, then fewest devices, then lowest TPOT)."""
     found = []
     for curve in curves:
         within = curve.tpot <= workload.tpot_max
@@ -115,7 +117,12 @@ def best_within(curves: list[LayoutCurve], workload: Workload) -> list[PlanPoint
         meets = np.flatnonzero(within)
         if meets.size:
             found.append(_point(curve, int(meets[np.argmax(curve.tokens_per_second_per_device[meets])])))
-    return sorted(found, key=lambda p: (-p.tokens_per_second_per_device, p.deployment.devices, p.tpot))
+    return sorted(found, key=lambda p: (-_significant(p.tokens_per_second_per_device), p.deployment.devices, p.tpot))
+
+
+def _significant(rate: float) -> float:
+    """A rate to TIE_DIGITS significant digits: DP replicas of one layout serve the same rate but for the last bits."""
+    return float(f"{rate:.{TIE_DIGITS}g}")
 
 
 def closest(curves: list[LayoutCurve]) -> PlanPoint | None:
