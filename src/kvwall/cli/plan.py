@@ -21,7 +21,8 @@ from kvwall.inputs.serving import SERVING_MEASUREMENTS
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.sharding import resident_weight_bytes_per_device
 from kvwall.plan.calibrated import EngineFit, ErrorBand, FitError, shared_fit
-from kvwall.plan.curves import plan_curves
+from kvwall.plan.curves import plan_curves, prefill_layouts
+from kvwall.plan.disagg import DisaggPoint, disagg_best
 from kvwall.plan.search import PlanPoint, Workload, best_within, closest, frontier
 
 #: The most devices a plan may span, the layouts it prints, and those of the datasheet estimate beside a calibrated one.
@@ -64,19 +65,24 @@ def _line(p: PlanPoint) -> str:
             f"{p.ttft * 1e3:>9.1f} ms{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}")
 
 
-def _band(band: ErrorBand) -> str:
+def _band(band: ErrorBand | None, mode: str = "agg") -> str:
+    if band is None:
+        return f"no {mode} point held out"
     return (f"median error {band.median_error:.0%}, measured {band.low:.2f}x to {band.high:.2f}x the estimate at 80% "
-            f"of {band.points:,} agg points")
+            f"of {band.points:,} {mode} points")
 
 
-def _band_json(band: ErrorBand) -> dict:
+def _band_json(band: ErrorBand | None) -> dict | None:
+    if band is None:
+        return None
     return {"points": band.points, "median_error": band.median_error, "measured_over_estimate_p10": band.low,
             "measured_over_estimate_p90": band.high}
 
 
 def _fit_json(fit: EngineFit) -> dict:
     return {"evidence": "derived from reported data", "engine": fit.engine, "points": fit.points,
-            "constants": asdict(fit.constants), "held_out_tpot": _band_json(fit.tpot), "held_out_ttft": _band_json(fit.ttft)}
+            "constants": asdict(fit.constants), "held_out_tpot": _band_json(fit.tpot), "held_out_ttft": _band_json(fit.ttft),
+            "held_out_disagg_tpot": _band_json(fit.disagg_tpot), "held_out_disagg_ttft": _band_json(fit.disagg_ttft)}
 
 
 def _print_table(points: list[PlanPoint], ttft_header: str) -> None:
@@ -100,6 +106,8 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
         fit = None if args.engine is None else shared_fit(catalog, args.engine, args.measurements)
     except FitError as error:
         raise PlanError(f"--engine {args.engine}: {error}") from None
+    if args.mode == "disagg":
+        return _run_disagg(args, catalog, model, device, precision, serving, workload, fit)
     datasheet = plan_curves(catalog, model, device, precision, args.gpus, workload, args.engine, serving)
     curves = datasheet if fit is None else plan_curves(catalog, model, device, precision, args.gpus, workload,
                                                        args.engine, serving, fit)
@@ -155,6 +163,76 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
     return 0
 
 
+def _pools(p: DisaggPoint) -> str:
+    return f"{p.prefill_instances} x {p.prefill.label} | {p.decode_instances} x {p.decode.label}"
+
+
+def _disagg_row(p: DisaggPoint, ttft_key: str) -> dict:
+    return {"devices": p.devices, "prefill": {"instances": p.prefill_instances, "layout": p.prefill.label,
+                                              "deployment": asdict(p.prefill)},
+            "decode": {"instances": p.decode_instances, "layout": p.decode.label, "deployment": asdict(p.decode)},
+            "batch": p.batch, "tpot_ms": p.tpot * 1e3, ttft_key: p.ttft * 1e3,
+            "tokens_per_second_per_device": p.tokens_per_second_per_device,
+            "tokens_per_second_per_user": p.tokens_per_second_per_user}
+
+
+def _print_disagg(points: list[DisaggPoint], ttft_header: str) -> None:
+    print(f"  {'devices':>7}  {'prefill | decode instances':<34}{'batch':>7}{'TPOT':>12}{ttft_header:>12}"
+          f"{'tok/s/device':>13}{'tok/s/user':>12}")
+    for p in points:
+        print(f"  {p.devices:>7}  {_pools(p):<34}{p.batch:>7}{p.tpot * 1e3:>9.1f} ms{p.ttft * 1e3:>9.1f} ms"
+              f"{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}")
+
+
+def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision: str, serving, workload: Workload,
+                fit: EngineFit | None) -> int:
+    """Prefill and decode pools on up to --gpus devices (kvwall.plan.disagg), best first; with --engine by the
+    calibrated estimate, the datasheet estimate's best beside it."""
+    def best(with_fit):
+        decodes = plan_curves(catalog, model, device, precision, args.gpus, workload, args.engine, serving, with_fit,
+                              "disagg")
+        prefills = prefill_layouts(catalog, model, device, precision, args.gpus, workload, args.engine, serving, with_fit)
+        return disagg_best(prefills, decodes, workload, args.gpus)
+    found = best(fit)
+    beside = None if fit is None else best(None)
+    datasheet_basis = ("TPOT: the decode pool's step-time estimate at isl + osl / 2; TTFT: the lower bound of one "
+                       "prompt on a prefill replica, which it keeps busy as long")
+    basis = datasheet_basis if fit is None else (
+        f"TPOT and TTFT: the calibrated estimate of {fit.engine} as disagg points (constants fitted on {fit.points:,} "
+        "measured points): the decode pool's step without prefills, a prefill replica's fixed cost and one prompt")
+    ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
+    targets = f"TPOT <= {args.tpot_max:g} ms" + ("" if args.ttft_max is None else f", TTFT <= {args.ttft_max:g} ms")
+    if args.json:
+        answer = {"command": "plan", "mode": "disagg", "evidence": "derived" if fit is None else "derived from reported data",
+                  "model": model.id, "device": device.id, "gpus": args.gpus, "isl": args.isl, "osl": args.osl,
+                  "tpot_max_ms": args.tpot_max, "ttft_max_ms": args.ttft_max, "basis": basis,
+                  "best": [_disagg_row(p, ttft_key) for p in found[:SHOWN]]}
+        if fit is not None:
+            answer["calibration"] = _fit_json(fit)
+            answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
+                                   "best": [_disagg_row(p, "ttft_bound_ms") for p in beside[:SHOWN]]}
+        print(json.dumps(answer, indent=2, allow_nan=False))
+        return 0
+    print(f"{model.name}, disaggregated, on up to {args.gpus} x {device.name}, isl {args.isl:,}, osl {args.osl:,}, "
+          f"{targets}: prefill and decode pools, tokens/s per device over both; "
+          f"{'all values derived' if fit is None else 'derived from reported data (fitted constants)'}")
+    print(f"  {basis}; queueing and the KV's transfer between the pools not priced")
+    if fit is not None:
+        print(f"  held out (grouped 5-fold): TPOT {_band(fit.disagg_tpot, 'disagg')}; "
+              f"TTFT {_band(fit.disagg_ttft, 'disagg')}")
+    if found:
+        _print_disagg(found[:SHOWN], ttft_header)
+    else:
+        print(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
+    if fit is not None:
+        print("  beside it, the datasheet estimate (no fitted constant):")
+        if beside:
+            _print_disagg(beside[:SHOWN_BESIDE], "TTFT bound")
+        else:
+            print(f"    no pair of pools meets {targets}")
+    return 0
+
+
 def register(subparsers, parents: list, model_on_device, format_option: Callable[[str], dict],
              engine_option: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add `kvwall plan` to the command's subparsers."""
@@ -181,6 +259,9 @@ def register(subparsers, parents: list, model_on_device, format_option: Callable
     p.add_argument("--compute-precision", metavar="PRECISION",
                    help="dense tensor rate the step time uses: bf16, fp8 (default: compute_precision of the assumptions)")
     engine_option(p)
+    p.add_argument("--mode", choices=("agg", "disagg"), default="agg",
+                   help="agg: prefill and decode on the same devices; disagg: a prefill pool and a decode pool, their "
+                        "instances sized from the devices (default: agg)")
     p.add_argument("--measurements", default=SERVING_MEASUREMENTS, metavar="CSV",
                    help="with --engine, the serving measurements the engine's constants are fitted on "
                         f"(default: {SERVING_MEASUREMENTS})")
