@@ -100,3 +100,21 @@ def test_what_the_estimates_first_layout_measures():
     table = summary(ranked.reset_index(), ESTIMATE).set_index("limit")
     assert table.loc["median", "mean_rate_of_pick"] == pytest.approx(0.75)
     assert table.loc["loosest", "mean_rate_of_pick"] == 1.0
+
+
+def test_the_benchmark_holds_the_built_summary_to_the_ranking_targets(root):
+    from kvwall.cli import benchmark
+
+    scores = benchmark.plan_ranking(root)
+    table = pd.read_csv(root / benchmark.PLAN_RANKING_TABLE)
+    assert [(s.estimate, s.limit, s.groups) for s in scores] == list(table[["estimate", "limit", "groups"]].itertuples(
+        index=False, name=None))
+    result = benchmark.BenchmarkResult(
+        cold_build=1.0, noop_build=0.1, contributor_loop=1.0, loop_jobs=1, load_average=0.0, kind_floors=(), cores=1,
+        grid_points=1, grid_throughput=1.0, validation_rows=1, validation_time=0.1,
+        plan_ranking=(benchmark.RankingScore("datasheet", "median", 10, 0.7, 0.79),
+                      benchmark.RankingScore("datasheet", "loosest", 10, 0.5, 0.5)))
+    targets = result.targets()
+    assert targets["plan picks the measured first layout (datasheet, median TPOT limit) >= 70%"]
+    assert not targets["plan's median rank correlation (datasheet, median TPOT limit) >= 0.8"]
+    assert not any("loosest" in target for target in targets)
