@@ -48,9 +48,12 @@ def test_each_named_cost_of_a_dense_tp_row_by_hand(points):
     assert costs["compute"] == 0.0                                                       # 4.9 TFLOP in 4.9 ms < bytes
     assert math.isclose(costs["collectives"], row["collective_bytes_s"] + 160 * 20e-6, rel_tol=1e-12)  # 4.32 ms
     assert costs["imbalance"] == 0.0 and costs["fixed"] == 1e-3
-    # 128 running over 8192 out: 1/64 of an arrival per step, each 1024 tokens of prefill over the four GPUs.
-    assert math.isclose(costs["prefill"], 128 / 8192 * row["prefill_flops_per_device"] / rate, rel_tol=1e-12)
-    assert round(sum(costs.values()) * 1e3, 2) == 17.41
+    # 128 running over 8192 out: 1/64 of an arrival per step, each 1024 tokens of prefill over the four GPUs, and
+    # their all-reduces: 160 of 2 x 3/4 of 1024 x 8192 BF16 activations over 450 GB/s (8.95 ms per prompt).
+    assert math.isclose(row["prefill_collectives_s"], 160 * 1.5 * 1024 * 8192 * 2 / 450e9, rel_tol=1e-12)
+    assert math.isclose(costs["prefill"], 128 / 8192 * (row["prefill_flops_per_device"] / rate
+                                                        + 160 * 1.5 * 1024 * 8192 * 2 / 450e9), rel_tol=1e-12)
+    assert round(sum(costs.values()) * 1e3, 2) == 17.55
     assert math.isclose(decode_step(points.loc[[DENSE_TP]], CONSTANTS)[0], sum(costs[n] for n in COSTS), rel_tol=1e-15)
 
 
@@ -64,7 +67,12 @@ def test_each_named_cost_of_a_moe_ep_agg_row_by_hand(points):
     assert math.isclose(costs["imbalance"], row["dispatch_s"] * math.sqrt(2 * math.log(8) / 64), rel_tol=1e-12)
     assert math.isclose(costs["weights"], row["weight_read_per_device"] / (0.8 * 4.8e12), rel_tol=1e-12)
     assert math.isclose(costs["kv"], row["kv_read_per_device"] / (0.8 * 4.8e12), rel_tol=1e-12)
-    assert math.isclose(costs["prefill"], 64 / 8192 * row["prefill_flops_per_device"] / (0.5 * 1.979e15), rel_tol=1e-12)
+    # A prompt of 1024 tokens: 122 all-reduces of 2 x 7/8 of 1024 x 7168 BF16 activations, and in 58 MoE layers the
+    # dispatch and combine of its 1024 / 8 tokens per GPU, 8 experts each, 7/8 of them to other GPUs.
+    prompt = (122 * 1.75 * 1024 * 7168 * 2 + 2 * 58 * 128 * 8 * 7168 * 2 * 7 / 8) / 450e9
+    assert math.isclose(row["prefill_collectives_s"], prompt, rel_tol=1e-12)
+    assert math.isclose(costs["prefill"], 64 / 8192 * (row["prefill_flops_per_device"] / (0.5 * 1.979e15) + prompt),
+                        rel_tol=1e-12)
     assert all(value >= 0 for value in costs.values())
 
 
@@ -102,7 +110,8 @@ def _synthetic(n=200, seed=1):
         "stored_kv_ratio": 1.0, "flops_per_device": rng.uniform(1e11, 2e13, n), "pipeline_idle": 1.0,
         "collective_bytes_s": rng.uniform(0, 1e-3, n), "collective_messages": rng.choice([0.0, 64.0, 160.0, 238.0], n),
         "dispatch_s": 0.0, "dispatch_load": 0.0, "expert_ranks": 1.0,
-        "prefill_flops_per_device": rng.uniform(1e12, 1e14, n), "replica_prefill_flops": rng.uniform(1e12, 1e14, n),
+        "prefill_flops_per_device": rng.uniform(1e12, 1e14, n), "prefill_collectives_s": rng.uniform(0, 1e-2, n),
+        "replica_prefill_flops": rng.uniform(1e12, 1e14, n),
     })
 
 
@@ -171,7 +180,8 @@ def test_the_cost_shares_and_the_remainder_add_up_to_the_measured_tpot():
         "pipeline_idle": [1.0, 1.0], "hbm_bandwidth": [2e12, 2e12], "peak_flops": [1e15, 1e15],
         "weight_read_per_device": [4e9, 4e9], "kv_read_per_device": [1e9, 3e9], "stored_kv_ratio": [1.0, 1.0],
         "flops_per_device": [1e12, 1e12], "expert_ranks": [1, 1], "dispatch_load": [0.0, 0.0], "dispatch_s": [0.0, 0.0],
-        "running_batch": [100.0, 100.0], "prefill_flops_per_device": [5e13, 5e13], "collective_bytes_s": [0.0, 0.0],
+        "running_batch": [100.0, 100.0], "prefill_flops_per_device": [5e13, 5e13], "prefill_collectives_s": [0.0, 0.0],
+        "collective_bytes_s": [0.0, 0.0],
         "collective_messages": [0.0, 0.0]})
     # by hand, per point (ms): weights 4e9 / 1e12 = 4, kv 1 and 3, compute max(0, 2 - 5 or 7) = 0, fixed 2,
     # prefill 100 / 1000 x 5e13 / 5e14 = 10; measured 20 and 25 ms

@@ -16,7 +16,7 @@ CONFIG = "config"
 def _curve(devices: int, fixed: float, per_sequence: float, batches: int, ttft: float) -> LayoutCurve:
     """A layout whose TPOT is fixed + per_sequence x b, for b = 1 .. batches."""
     b = np.arange(1, batches + 1, dtype=float)
-    return LayoutCurve(Deployment(devices, devices), b, fixed + per_sequence * b, ttft)
+    return LayoutCurve(Deployment(devices, devices), b, fixed + per_sequence * b, np.full(b.shape, ttft))
 
 
 #: A: 1 device, TPOT 10 ms + 1 ms per sequence up to 10; B: 2 devices, 8 ms + 0.5 ms per sequence up to 20, TTFT 2 s.
@@ -70,7 +70,7 @@ def llama_on_h200():
 def test_one_device_holds_what_the_engine_leaves_of_its_hbm(llama_on_h200):
     model, device, memory = llama_on_h200
     curves = layout_curves(model, "bf16", "bf16", 1, Workload(1024, 1024, 0.05), device.hbm_capacity, memory, True,
-                           lambda d, s, b: 0.01 + 0 * b, lambda d, n: 0.1)
+                           lambda d, s, b: 0.01 + 0 * b, lambda d, n, b: 0.1 + 0 * b)
     # TensorRT-LLM: 0.9 x (141 GB - 2 B x 8.03e9) = 112.446 GB of KV; one sequence at 2,048 tokens
     # 131,072 B x 2,048 = 268,435,456 B: floor(418.9) = 418 sequences
     assert len(curves) == 1 and curves[0].batches[-1] == 418 and curves[0].batches[0] == 1
@@ -81,16 +81,16 @@ def test_every_layout_of_two_devices_is_searched_and_one_without_a_link(llama_on
     def labels(linked):
         return sorted(c.deployment.label for c in layout_curves(
             model, "bf16", "bf16", 2, Workload(1024, 1024, 0.05), device.hbm_capacity, memory, linked,
-            lambda d, s, b: 0.01 + 0 * b, lambda d, n: 0.1))
+            lambda d, s, b: 0.01 + 0 * b, lambda d, n, b: 0.1 + 0 * b))
     assert labels(True) == ["1 device", "DP2", "PP2", "TP2"]
     assert labels(False) == ["1 device"]
 
 
 def test_the_command_answers_with_the_estimate_by_hand(capsys):
     assert main(["plan", "--model", "llama-3-8b", "--device", "h200-sxm", "--gpus", "1", "--isl", "1024", "--osl",
-                 "1024", "--tpot-max", "1000", "--engine", "trtllm", "--json"]) == 0
+                 "1024", "--tpot-max", "1000", "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
-    best = answer["best"][0]
+    best = answer["best"][0]  # the default engine's memory rule: TensorRT-LLM's
     assert (answer["evidence"], best["layout"], best["batch"]) == ("derived", "1 device", 418)
     # memory-bound at the mean decode context 1,536: the weights but of the input embedding only the 418 rows of the
     # batch's tokens (2 B x (8.03e9 - (128,256 - 418) x 4,096)) and 418 x 1,536 x 131,072 B of KV, over 4.8 TB/s x 0.85
@@ -115,3 +115,11 @@ def test_targets_nothing_meets_name_the_closest(capsys):
                  "1024", "--tpot-max", "1"]) == 0
     out = capsys.readouterr().out
     assert "no layout meets TPOT <= 1 ms; the closest" in out and "TP2" in out
+
+
+def test_replicas_that_serve_the_same_rate_rank_the_fewest_devices_first():
+    # DP2 of A serves A's rate but for a last bit of the floating point: it ties, and A's one device ranks first
+    twice = LayoutCurve(Deployment(2, 1, data_parallel=2), A.batches * 2, A.tpot * (1 - 1e-15), A.ttft)
+    best = best_within([twice, A], Workload(1024, 1024, tpot_max=0.015))
+    assert twice.tokens_per_second_per_device[4] > A.tokens_per_second_per_device[4]
+    assert [p.deployment.devices for p in best] == [1, 2]

@@ -80,3 +80,41 @@ def test_each_estimate_ranks_the_group_on_its_own_column():
     table = summary(ranked, {"by hand": "tpot_estimate_ms", "exact": "other"})
     assert list(zip(table["estimate"], table["limit"])) == [("by hand", "median"), ("by hand", "loosest"),
                                                             ("exact", "median"), ("exact", "loosest")]
+
+
+def test_the_loosest_limit_counts_every_point_of_either_tpot():
+    # Measured: A 64 / 40 ms = 1,600 tok/s/GPU beats B 16 / 20 ms = 800. The estimate puts A's slowest point at
+    # 44 ms, past the largest measured TPOT (40 ms): with no limit it still counts, A 64 / 44 ms = 1,454.5 against B
+    # 16 / 18 ms = 888.9, and the first layouts agree; at a 40 ms limit A would fall to 8 / 12 ms = 666.7.
+    group = _points({(1, 1, 1): [(8, 10.0, 12.0), (64, 40.0, 44.0)], (2, 2, 1): [(8, 12.0, 10.0), (16, 20.0, 18.0)]})
+    loosest = rankings(group, ESTIMATE).set_index("limit").loc["loosest"]
+    assert np.isnan(loosest["tpot_limit_ms"]) and loosest["top1_agrees"]
+    assert loosest["estimate_of_measured_best"] == pytest.approx(64 / 0.044)
+
+
+def test_what_the_estimates_first_layout_measures():
+    ranked = rankings(GROUP, ESTIMATE).set_index("limit")
+    # median: the estimate puts TP1 first, measured at 8 / 10 ms = 800 of the best 1,066.7; loosest: TP1, the best
+    assert ranked.loc["median", "measured_of_estimate_best"] == pytest.approx(800.0)
+    assert ranked.loc["loosest", "measured_of_estimate_best"] == pytest.approx(1600.0)
+    table = summary(ranked.reset_index(), ESTIMATE).set_index("limit")
+    assert table.loc["median", "mean_rate_of_pick"] == pytest.approx(0.75)
+    assert table.loc["loosest", "mean_rate_of_pick"] == 1.0
+
+
+def test_the_benchmark_holds_the_built_summary_to_the_ranking_targets(root):
+    from kvwall.cli import benchmark
+
+    scores = benchmark.plan_ranking(root)
+    table = pd.read_csv(root / benchmark.PLAN_RANKING_TABLE)
+    assert [(s.estimate, s.limit, s.groups) for s in scores] == list(table[["estimate", "limit", "groups"]].itertuples(
+        index=False, name=None))
+    result = benchmark.BenchmarkResult(
+        cold_build=1.0, noop_build=0.1, contributor_loop=1.0, loop_jobs=1, load_average=0.0, kind_floors=(), cores=1,
+        grid_points=1, grid_throughput=1.0, validation_rows=1, validation_time=0.1,
+        plan_ranking=(benchmark.RankingScore("datasheet", "median", 10, 0.7, 0.79),
+                      benchmark.RankingScore("datasheet", "loosest", 10, 0.5, 0.5)))
+    targets = result.targets()
+    assert targets["plan picks the measured first layout (datasheet, median TPOT limit) >= 70%"]
+    assert not targets["plan's median rank correlation (datasheet, median TPOT limit) >= 0.8"]
+    assert not any("loosest" in target for target in targets)

@@ -122,12 +122,17 @@ def _ranking(summary: pd.DataFrame) -> Block:
                    f"{record['top1_agreement']:.0%}", "derived", _RANKING_SOURCE),
             Number(f"s8.ranking.{slug}.rho", f"Median rank correlation, {label}",
                    float(record["median_rank_correlation"]), "ratio", f"{record['median_rank_correlation']:.2f}",
-                   "derived", _RANKING_SOURCE))))
+                   "derived", _RANKING_SOURCE),
+            Number(f"s8.ranking.{slug}.pick", f"Estimate's first layout, measured, of the best, {label}",
+                   float(record["mean_rate_of_pick"]), "ratio", f"{record['mean_rate_of_pick']:.0%}", "derived",
+                   _RANKING_SOURCE))))
     return Block("Does kvwall plan pick what the measurements pick?", tuple(rows), header="Estimate, TPOT limit",
-                 columns=("Groups", "First layouts agree", "Median rank correlation"),
+                 columns=("Groups", "First layouts agree", "Median rank correlation", "Its first, measured, of the best"),
                  note="Per group of measured agg points at two layouts or more (tables/derived/plan_ranking, where a "
-                 "disagreement stays with what each ranking put first); the calibrated estimate as grouped "
-                 "cross-validation predicts it, folds of whole groups.")
+                 "disagreement stays with what each ranking put first), at the group's median measured TPOT and at "
+                 "no limit (loosest); the calibrated estimate as grouped cross-validation predicts it, folds of whole "
+                 "groups; the last column: the mean over the groups of the measured rate of the estimate's first "
+                 "layout over the measured first layout's.")
 
 
 def validation_section(tables: Mapping[str, pd.DataFrame]) -> Section:

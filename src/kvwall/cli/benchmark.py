@@ -9,6 +9,7 @@ job, spread over the cores. Each stage is announced on stderr as it starts.
 from __future__ import annotations
 
 import ast
+import csv
 import os
 import re
 import shutil
@@ -59,6 +60,12 @@ PLAN_MODEL, PLAN_DEVICE, PLAN_DEVICES = "deepseek-v3", "b200", 72
 PLAN_WORKLOAD = Workload(input_tokens=8192, output_tokens=1024, tpot_max=0.05)
 PLAN_CANDIDATES = 100_000
 PLAN_SECONDS = 1.0
+#: `kvwall plan` against the measurements, from the cold build's tables/derived/plan_ranking_summary: at the median
+#: TPOT limit of every measured group, each estimate's first layout is the measurements' in at least PLAN_TOP1 of the
+#: groups, and the median rank correlation is at least PLAN_RANK_CORRELATION.
+PLAN_RANKING_TABLE = "tables/derived/plan_ranking_summary.csv"
+PLAN_RANKING_LIMIT = "median"
+PLAN_TOP1, PLAN_RANK_CORRELATION = 0.70, 0.8
 #: `kvwall measure --quick`, the whole command from its start, in at most this many seconds.
 MEASURE_QUICK_SECONDS = 10.0
 #: The deployment whose per-device step the grid evaluates beside the paper's one-device numbers.
@@ -83,6 +90,17 @@ class KindFloor:
 
 
 @dataclass(frozen=True)
+class RankingScore:
+    """One estimate's layout ranking against the measurements at one TPOT limit (kvwall.plan.proof)."""
+
+    estimate: str
+    limit: str
+    groups: int
+    top1_agreement: float
+    median_rank_correlation: float
+
+
+@dataclass(frozen=True)
 class BenchmarkResult:
     """Measured times (s) and rate (points/s) of one benchmark run, with the job count and cores used."""
 
@@ -101,6 +119,7 @@ class BenchmarkResult:
     measure_quick_valid: bool = False  # whether that run called itself valid (a busy machine makes it refuse)
     plan_candidates: int = 0  # (layout, batch) points `kvwall plan` evaluated
     plan_time: float = 0.0  # s, the search, best and frontier included
+    plan_ranking: tuple[RankingScore, ...] = ()  # the cold build's plan_ranking_summary
 
     @property
     def parallelism(self) -> int:
@@ -130,6 +149,12 @@ class BenchmarkResult:
             f"kvwall measure --quick <= {MEASURE_QUICK_SECONDS:g} s": self.measure_quick <= MEASURE_QUICK_SECONDS,
             f"plan search of >= {PLAN_CANDIDATES:.0e} candidates < {PLAN_SECONDS:g} s".replace("e+0", "e"):
                 self.plan_candidates >= PLAN_CANDIDATES and self.plan_time < PLAN_SECONDS,
+            **{target: ok for score in self.plan_ranking if score.limit == PLAN_RANKING_LIMIT
+               for target, ok in (
+                   (f"plan picks the measured first layout ({score.estimate}, {score.limit} TPOT limit) >= "
+                    f"{PLAN_TOP1:.0%}", score.top1_agreement >= PLAN_TOP1),
+                   (f"plan's median rank correlation ({score.estimate}, {score.limit} TPOT limit) >= "
+                    f"{PLAN_RANK_CORRELATION:g}", score.median_rank_correlation >= PLAN_RANK_CORRELATION))},
         }
 
 
@@ -346,6 +371,13 @@ def plan_search_time(catalog: Catalog, repeats: int = 3) -> tuple[int, float]:
     return points, min(times)
 
 
+def plan_ranking(built: Path) -> tuple[RankingScore, ...]:
+    """Every estimate and limit of the plan ranking summary a build wrote under ``built``."""
+    with open(built / PLAN_RANKING_TABLE, newline="") as table:
+        return tuple(RankingScore(row["estimate"], row["limit"], int(row["groups"]), float(row["top1_agreement"]),
+                                  float(row["median_rank_correlation"])) for row in csv.DictReader(table))
+
+
 def _stage(text: str) -> None:
     print(f"kvwall benchmark: {text}", file=sys.stderr, flush=True)
 
@@ -362,6 +394,7 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
         progress("cold build (--forceall), every job; this takes minutes")
         cold, _ = _snakemake(copy, cores, "--forceall")
         kinds = job_kinds(_run_log(copy))
+        ranking = plan_ranking(copy)
         progress(f"cold build took {cold:.1f} s; no-op rebuild")
         noop, _ = _snakemake(copy, cores)
         progress(f"no-op rebuild took {noop:.2f} s; adding a device and a model, rebuilding")
@@ -389,4 +422,5 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
         measure_quick_valid=quick_valid,
         plan_candidates=plan_candidates,
         plan_time=plan_time,
+        plan_ranking=ranking,
     )

@@ -579,6 +579,9 @@ def run_benchmark(args: argparse.Namespace) -> int:
     print(f"  kvwall plan's search      {result.plan_time:8.3f} s  ({result.plan_candidates:,} (layout, batch) points of "
           f"{benchmark.PLAN_MODEL} on up to {benchmark.PLAN_DEVICES} {benchmark.PLAN_DEVICE}, best and frontier "
           "included)")
+    for score in result.plan_ranking:
+        print(f"  plan ranking              {score.top1_agreement:8.0%}    first layouts agree, median rank correlation "
+              f"{score.median_rank_correlation:.2f} ({score.estimate}, {score.limit} TPOT limit, {score.groups} groups)")
     print("Targets")
     for target, ok in met.items():
         print(f"  {'PASS' if ok else 'MISS'}  {target}")

@@ -1,9 +1,11 @@
 """`kvwall plan`: how to serve a model on up to N devices under a TPOT (and TTFT) target (kvwall.plan.search).
 
-The time per output token is the step-time estimate of each layout (kvwall.model.step_time.device_step: the memory
-time at the stated bandwidth efficiency, max'ed with the compute time, plus every collective), TTFT the lower bound
-of one request's prompt (kvwall.model.first_token): both derived from the catalogue's specs and the stated
-assumptions, no fitted constant.
+Without --engine the time per output token is the step-time estimate of each layout (kvwall.model.step_time.device_step:
+the memory time at the stated bandwidth efficiency, max'ed with the compute time, plus every collective), TTFT the
+lower bound of one request's prompt (kvwall.model.first_token): both derived from the catalogue's specs and the
+stated assumptions, no fitted constant. With --engine both are the engine's calibrated estimate (kvwall.plan.calibrated:
+constants fitted on the serving measurements, derived from reported data), with its held-out error band, and the
+datasheet estimate's answer beside it.
 """
 
 from __future__ import annotations
@@ -15,14 +17,17 @@ from typing import Callable
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
+from kvwall.inputs.serving import SERVING_MEASUREMENTS
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.sharding import resident_weight_bytes_per_device
-from kvwall.plan.curves import plan_curves
+from kvwall.plan.calibrated import EngineFit, ErrorBand, FitError, shared_fit
+from kvwall.plan.curves import plan_curves, prefill_layouts
+from kvwall.plan.disagg import DisaggPoint, disagg_best
 from kvwall.plan.search import PlanPoint, Workload, best_within, closest, frontier
 
-#: The most devices a plan may span, and the layouts it prints.
+#: The most devices a plan may span, the layouts it prints, and those of the datasheet estimate beside a calibrated one.
 MAX_PLAN_DEVICES = 128
-SHOWN = 5
+SHOWN, SHOWN_BESIDE = 5, 3
 
 
 class PlanError(ValueError):
@@ -46,10 +51,10 @@ def workload_of(args: argparse.Namespace) -> Workload:
     return Workload(args.isl, args.osl, args.tpot_max / 1e3, None if args.ttft_max is None else args.ttft_max / 1e3)
 
 
-def _row(p: PlanPoint, model: Model) -> dict:
+def _row(p: PlanPoint, model: Model, ttft_key: str = "ttft_bound_ms") -> dict:
     d = p.deployment
     return {"devices": d.devices, "layout": d.label, "deployment": asdict(d), "batch": p.batch,
-            "tpot_ms": p.tpot * 1e3, "ttft_bound_ms": p.ttft_bound * 1e3,
+            "tpot_ms": p.tpot * 1e3, ttft_key: p.ttft * 1e3,
             "tokens_per_second_per_device": p.tokens_per_second_per_device,
             "tokens_per_second_per_user": p.tokens_per_second_per_user,
             "weight_gb_per_device": resident_weight_bytes_per_device(model, d) / 1e9}
@@ -57,11 +62,39 @@ def _row(p: PlanPoint, model: Model) -> dict:
 
 def _line(p: PlanPoint) -> str:
     return (f"  {p.deployment.devices:>7}  {p.deployment.label:<20}{p.batch:>7}{p.tpot * 1e3:>9.1f} ms"
-            f"{p.ttft_bound * 1e3:>9.1f} ms{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}")
+            f"{p.ttft * 1e3:>9.1f} ms{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}")
+
+
+def _band(band: ErrorBand | None, mode: str = "agg") -> str:
+    if band is None:
+        return f"no {mode} point held out"
+    return (f"median error {band.median_error:.0%}, measured {band.low:.2f}x to {band.high:.2f}x the estimate at 80% "
+            f"of {band.points:,} {mode} points")
+
+
+def _band_json(band: ErrorBand | None) -> dict | None:
+    if band is None:
+        return None
+    return {"points": band.points, "median_error": band.median_error, "measured_over_estimate_p10": band.low,
+            "measured_over_estimate_p90": band.high}
+
+
+def _fit_json(fit: EngineFit) -> dict:
+    return {"evidence": "derived from reported data", "engine": fit.engine, "points": fit.points,
+            "constants": asdict(fit.constants), "held_out_tpot": _band_json(fit.tpot), "held_out_ttft": _band_json(fit.ttft),
+            "held_out_disagg_tpot": _band_json(fit.disagg_tpot), "held_out_disagg_ttft": _band_json(fit.disagg_ttft)}
+
+
+def _print_table(points: list[PlanPoint], ttft_header: str) -> None:
+    print(f"  {'devices':>7}  {'layout':<20}{'batch':>7}{'TPOT':>12}{ttft_header:>12}{'tok/s/device':>13}"
+          f"{'tok/s/user':>12}")
+    for p in points:
+        print(_line(p))
 
 
 def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace], tuple[Catalog, Model, Device, str]]) -> int:
-    """Search every layout and batch, print the best within the targets (or the closest), and the frontier's size."""
+    """Search every layout and batch, print the best within the targets (or the closest), and the frontier's size;
+    with --engine, by the engine's calibrated estimate, the datasheet estimate's best beside it."""
     catalog, model, device, precision = model_on_device(args)
     if args.gpus > MAX_PLAN_DEVICES:
         raise PlanError(f"--gpus {args.gpus}: at most {MAX_PLAN_DEVICES} devices are searched")
@@ -69,40 +102,134 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
     memory = serving.memory(args.engine)
     a = catalog.assumptions
     workload = workload_of(args)
-    curves = plan_curves(catalog, model, device, precision, args.gpus, workload, args.engine, serving)
+    try:
+        fit = None if args.engine is None else shared_fit(catalog, args.engine, args.measurements)
+    except FitError as error:
+        raise PlanError(f"--engine {args.engine}: {error}") from None
+    if args.mode == "disagg":
+        return _run_disagg(args, catalog, model, device, precision, serving, workload, fit)
+    datasheet = plan_curves(catalog, model, device, precision, args.gpus, workload, args.engine, serving)
+    curves = datasheet if fit is None else plan_curves(catalog, model, device, precision, args.gpus, workload,
+                                                       args.engine, serving, fit)
     best, edge = best_within(curves, workload), frontier(curves)
     nearest = None if best else closest(curves)
-    basis = (f"TPOT: the step-time estimate at isl + osl / 2 (hbm_bandwidth_efficiency {serving.hbm_bandwidth_efficiency:g}, "
-             f"collectives included); TTFT: the lower bound of one request; capacity at isl + osl under {memory.rule}")
+    beside = None if fit is None else best_within(datasheet, workload)
+    capacity = f"capacity at isl + osl under {memory.rule}"
+    datasheet_basis = (f"TPOT: the step-time estimate at isl + osl / 2 (hbm_bandwidth_efficiency "
+                       f"{serving.hbm_bandwidth_efficiency:g}, collectives included); TTFT: the lower bound of one request")
+    basis = f"{datasheet_basis}; {capacity}" if fit is None else (
+        f"TPOT and TTFT: the calibrated estimate of {memory.engine} (constants fitted on {fit.points:,} measured "
+        f"points, tables/derived/serving_engine_constants) at isl + osl / 2 with b requests in flight; {capacity}")
+    ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
     if args.json:
-        print(json.dumps({
-            "command": "plan", "evidence": "derived", "model": model.id, "device": device.id, "engine": memory.engine,
+        answer = {
+            "command": "plan", "evidence": "derived" if fit is None else "derived from reported data",
+            "model": model.id, "device": device.id, "engine": memory.engine,
             "weight_dtype": str(a.weight_dtype), "kv_dtype": a.kv_dtype, "gpus": args.gpus,
             "isl": args.isl, "osl": args.osl, "tpot_max_ms": args.tpot_max, "ttft_max_ms": args.ttft_max,
             "basis": basis, "layouts_searched": len(curves),
-            "best": [_row(p, model) for p in best[:SHOWN]],
-            "closest": None if nearest is None else _row(nearest, model),
-            "frontier": [_row(p, model) for p in edge]}, indent=2, allow_nan=False))
+            "best": [_row(p, model, ttft_key) for p in best[:SHOWN]],
+            "closest": None if nearest is None else _row(nearest, model, ttft_key),
+            "frontier": [_row(p, model, ttft_key) for p in edge]}
+        if fit is not None:
+            answer["calibration"] = _fit_json(fit)
+            answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
+                                   "best": [_row(p, model) for p in beside[:SHOWN]]}
+        print(json.dumps(answer, indent=2, allow_nan=False))
         return 0
     targets = f"TPOT <= {args.tpot_max:g} ms" + ("" if args.ttft_max is None else f", TTFT <= {args.ttft_max:g} ms")
+    evidence = "all values derived" if fit is None else "derived from reported data (fitted constants)"
     print(f"{model.name} on up to {args.gpus} x {device.name}, isl {args.isl:,}, osl {args.osl:,}, {targets}: "
           f"{a.weight_dtype} weights, {a.kv_dtype} KV; {len(curves)} layouts searched at every batch they hold; "
-          "all values derived")
+          f"{evidence}")
     print(f"  {basis}")
-    header = (f"  {'devices':>7}  {'layout':<20}{'batch':>7}{'TPOT':>12}{'TTFT bound':>12}{'tok/s/device':>13}"
-              f"{'tok/s/user':>12}")
+    if fit is not None:
+        print(f"  held out (grouped 5-fold): TPOT {_band(fit.tpot)}; TTFT {_band(fit.ttft)}")
     if not curves:
         print(f"  no layout of up to {args.gpus} device(s) holds one request of {workload.longest_context:,.0f} tokens")
         return 0
     if best:
-        print(header)
-        for p in best[:SHOWN]:
-            print(_line(p))
+        _print_table(best[:SHOWN], ttft_header)
     else:
         print(f"  no layout meets {targets}; the closest (lowest TPOT, one sequence):")
-        print(header)
-        print(_line(nearest))
+        _print_table([nearest], ttft_header)
     print(f"  frontier: {len(edge)} points no other beats on both tokens/s per device and per user (--json lists them)")
+    if fit is not None:
+        print(f"  beside it, the datasheet estimate (no fitted constant; {datasheet_basis}):")
+        if beside:
+            _print_table(beside[:SHOWN_BESIDE], "TTFT bound")
+        else:
+            print(f"    no layout meets {targets}")
+    return 0
+
+
+def _pools(p: DisaggPoint) -> str:
+    return f"{p.prefill_instances} x {p.prefill.label} | {p.decode_instances} x {p.decode.label}"
+
+
+def _disagg_row(p: DisaggPoint, ttft_key: str) -> dict:
+    return {"devices": p.devices, "prefill": {"instances": p.prefill_instances, "layout": p.prefill.label,
+                                              "deployment": asdict(p.prefill)},
+            "decode": {"instances": p.decode_instances, "layout": p.decode.label, "deployment": asdict(p.decode)},
+            "batch": p.batch, "tpot_ms": p.tpot * 1e3, ttft_key: p.ttft * 1e3,
+            "tokens_per_second_per_device": p.tokens_per_second_per_device,
+            "tokens_per_second_per_user": p.tokens_per_second_per_user}
+
+
+def _print_disagg(points: list[DisaggPoint], ttft_header: str) -> None:
+    print(f"  {'devices':>7}  {'prefill | decode instances':<34}{'batch':>7}{'TPOT':>12}{ttft_header:>12}"
+          f"{'tok/s/device':>13}{'tok/s/user':>12}")
+    for p in points:
+        print(f"  {p.devices:>7}  {_pools(p):<34}{p.batch:>7}{p.tpot * 1e3:>9.1f} ms{p.ttft * 1e3:>9.1f} ms"
+              f"{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}")
+
+
+def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision: str, serving, workload: Workload,
+                fit: EngineFit | None) -> int:
+    """Prefill and decode pools on up to --gpus devices (kvwall.plan.disagg), best first; with --engine by the
+    calibrated estimate, the datasheet estimate's best beside it."""
+    def best(with_fit):
+        decodes = plan_curves(catalog, model, device, precision, args.gpus, workload, args.engine, serving, with_fit,
+                              "disagg")
+        prefills = prefill_layouts(catalog, model, device, precision, args.gpus, workload, args.engine, serving, with_fit)
+        return disagg_best(prefills, decodes, workload, args.gpus)
+    found = best(fit)
+    beside = None if fit is None else best(None)
+    datasheet_basis = ("TPOT: the decode pool's step-time estimate at isl + osl / 2; TTFT: the lower bound of one "
+                       "prompt on a prefill replica, which it keeps busy as long")
+    basis = datasheet_basis if fit is None else (
+        f"TPOT and TTFT: the calibrated estimate of {fit.engine} as disagg points (constants fitted on {fit.points:,} "
+        "measured points): the decode pool's step without prefills, a prefill replica's fixed cost and one prompt")
+    ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
+    targets = f"TPOT <= {args.tpot_max:g} ms" + ("" if args.ttft_max is None else f", TTFT <= {args.ttft_max:g} ms")
+    if args.json:
+        answer = {"command": "plan", "mode": "disagg", "evidence": "derived" if fit is None else "derived from reported data",
+                  "model": model.id, "device": device.id, "gpus": args.gpus, "isl": args.isl, "osl": args.osl,
+                  "tpot_max_ms": args.tpot_max, "ttft_max_ms": args.ttft_max, "basis": basis,
+                  "best": [_disagg_row(p, ttft_key) for p in found[:SHOWN]]}
+        if fit is not None:
+            answer["calibration"] = _fit_json(fit)
+            answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
+                                   "best": [_disagg_row(p, "ttft_bound_ms") for p in beside[:SHOWN]]}
+        print(json.dumps(answer, indent=2, allow_nan=False))
+        return 0
+    print(f"{model.name}, disaggregated, on up to {args.gpus} x {device.name}, isl {args.isl:,}, osl {args.osl:,}, "
+          f"{targets}: prefill and decode pools, tokens/s per device over both; "
+          f"{'all values derived' if fit is None else 'derived from reported data (fitted constants)'}")
+    print(f"  {basis}; queueing and the KV's transfer between the pools not priced")
+    if fit is not None:
+        print(f"  held out (grouped 5-fold): TPOT {_band(fit.disagg_tpot, 'disagg')}; "
+              f"TTFT {_band(fit.disagg_ttft, 'disagg')}")
+    if found:
+        _print_disagg(found[:SHOWN], ttft_header)
+    else:
+        print(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
+    if fit is not None:
+        print("  beside it, the datasheet estimate (no fitted constant):")
+        if beside:
+            _print_disagg(beside[:SHOWN_BESIDE], "TTFT bound")
+        else:
+            print(f"    no pair of pools meets {targets}")
     return 0
 
 
@@ -114,7 +241,9 @@ def register(subparsers, parents: list, model_on_device, format_option: Callable
         description="Every layout (TP x PP x DP, experts over EP) of a model on 1 to N devices that the engines run, "
         "at every batch it holds at the longest context of a request: the ones whose TPOT estimate meets --tpot-max "
         "(and whose TTFT bound meets --ttft-max), most tokens per second per device first, and the frontier of "
-        "tokens/s per device against tokens/s per user. Where none meets the targets, the closest is shown.")
+        "tokens/s per device against tokens/s per user. Where none meets the targets, the closest is shown. With "
+        "--engine, TPOT and TTFT are that engine's calibrated estimate (constants fitted on the serving measurements, "
+        "with their held-out error band), the datasheet estimate's answer beside it.")
     p.add_argument("--model", required=True, help="model id of config/models.yaml")
     p.add_argument("--device", required=True, help="device id of config/devices.yaml")
     p.add_argument("--gpus", type=_positive("--gpus", int), required=True, metavar="N",
@@ -130,4 +259,10 @@ def register(subparsers, parents: list, model_on_device, format_option: Callable
     p.add_argument("--compute-precision", metavar="PRECISION",
                    help="dense tensor rate the step time uses: bf16, fp8 (default: compute_precision of the assumptions)")
     engine_option(p)
+    p.add_argument("--mode", choices=("agg", "disagg"), default="agg",
+                   help="agg: prefill and decode on the same devices; disagg: a prefill pool and a decode pool, their "
+                        "instances sized from the devices (default: agg)")
+    p.add_argument("--measurements", default=SERVING_MEASUREMENTS, metavar="CSV",
+                   help="with --engine, the serving measurements the engine's constants are fitted on "
+                        f"(default: {SERVING_MEASUREMENTS})")
     p.set_defaults(func=lambda args: run(args, model_on_device))

@@ -9,10 +9,12 @@ h <= 1 of the HBM bandwidth and f <= 1 of the dense peak, latency l per collecti
     collectives= bytes / link + messages x l
     imbalance  = dispatch x sqrt(2 ln E / load)                    the busiest of E ranks (E > 1), Gaussian maximum
     fixed      = c
-    prefill    = running / osl x F_pre / (f P)                     agg only: arrivals per step, isl tokens each
+    prefill    = running / osl x (F_pre / (f P) + C_pre)           agg only: arrivals per step, isl tokens each
 
 idle is PP over microbatches (kvwall.model.step_time), load the routed assignments per EP rank (its expected maximum
-over E ranks is load + sqrt(2 load ln E)), F_pre the prefill FLOPs of isl tokens per GPU of the engine. At steady state
+over E ranks is load + sqrt(2 load ln E)), F_pre the prefill FLOPs of isl tokens per GPU of the engine, C_pre the seconds the collectives of those isl tokens take
+on the links, bytes only (the prompt's tokens ride the step's all-reduces, dispatch and stage sends: a TP ring sends
+2 (TP - 1) / TP of them whatever TP is, so this cost does not shrink as TP grows, unlike the FLOPs). At steady state
 a request leaves every osl steps, so running / osl arrive per step (chunked prefill). The step is the sum; TPOT is
 the step over the tokens a step emits.
 """
@@ -49,7 +51,8 @@ def decode_costs(points: pd.DataFrame, constants: EngineConstants) -> dict[str, 
                         + points["collective_messages"].to_numpy(dtype=float) * constants.collective_latency),
         "imbalance": points["dispatch_s"].to_numpy(dtype=float) * spread,
         "fixed": np.full(len(points), constants.fixed_step),
-        "prefill": arrivals * points["prefill_flops_per_device"].to_numpy(dtype=float) / rate,
+        "prefill": arrivals * (points["prefill_flops_per_device"].to_numpy(dtype=float) / rate
+                               + points["prefill_collectives_s"].to_numpy(dtype=float)),
     }
 
 

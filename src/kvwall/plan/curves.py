@@ -1,4 +1,5 @@
-"""The layouts and batches `kvwall plan` searches, priced with the step-time estimate of a catalogue device."""
+"""The layouts and batches `kvwall plan` searches, priced on a catalogue device: with the datasheet step-time
+estimate and the TTFT bound, or with an engine's calibrated estimate of both (kvwall.plan.calibrated)."""
 
 from __future__ import annotations
 
@@ -9,22 +10,60 @@ from kvwall.inputs.deployment import Deployment, ServingInputs, load_serving_inp
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.first_token import first_token_bound
 from kvwall.model.step_time import device_step
+from kvwall.plan.calibrated import EngineFit, calibrated_prefill, calibrated_tpot, calibrated_ttft, planned_points
+from kvwall.plan.disagg import PrefillLayout
 from kvwall.plan.search import LayoutCurve, Workload, layout_curves
 
 
 def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, gpus: int, workload: Workload,
-                engine: str | None = None, serving: ServingInputs | None = None) -> list[LayoutCurve]:
-    """Every layout of ``model`` on up to ``gpus`` devices at every batch it holds, in the catalogue's formats, with
-    the step-time estimate and the TTFT bound of the device at ``precision``; ``serving``: the catalogue's serving
-    assumptions where the caller holds them already."""
+                engine: str | None = None, serving: ServingInputs | None = None,
+                fit: EngineFit | None = None, mode: str = "agg") -> list[LayoutCurve]:
+    """Every layout of ``model`` on up to ``gpus`` devices at every batch it holds, in the catalogue's formats, at
+    the device's dense rate at ``precision``: without ``fit``, the step-time estimate and the TTFT bound; with it,
+    the engine's calibrated TPOT and TTFT, in ``mode`` (disagg: decode instances, no prefill interference).
+    ``serving``: the catalogue's serving assumptions where the caller holds them already."""
     serving = serving or load_serving_inputs(catalog)
     a, peak, bandwidth = catalog.assumptions, device.dense_flops[precision], device.hbm_bandwidth
 
-    def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:
-        return device_step(model, d, context, batches, bandwidth, peak, serving.link_for(device, d),
-                           serving.collective_latency, serving.activation_bytes,
-                           serving.hbm_bandwidth_efficiency).estimate
+    if fit is None:
+        def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:
+            return device_step(model, d, context, batches, bandwidth, peak, serving.link_for(device, d),
+                               serving.collective_latency, serving.activation_bytes,
+                               serving.hbm_bandwidth_efficiency).estimate
+
+        def first_token_seconds(d: Deployment, prompt: float, batches: np.ndarray) -> np.ndarray:
+            return np.full(batches.shape, float(first_token_bound(model, d, prompt, bandwidth, peak)))
+    else:
+        def priced(d: Deployment, batches: np.ndarray):
+            return planned_points(model, d, device, peak, serving, workload.decode_context, batches,
+                                  workload.input_tokens, workload.output_tokens, mode)
+
+        def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:
+            return calibrated_tpot(priced(d, batches), fit)
+
+        def first_token_seconds(d: Deployment, prompt: float, batches: np.ndarray) -> np.ndarray:
+            return calibrated_ttft(priced(d, batches), fit)
 
     return layout_curves(model, a.weight_dtype, a.kv_dtype, gpus, workload, device.hbm_capacity, serving.memory(engine),
-                         device.scale_up is not None, step_seconds,
-                         lambda d, prompt: float(first_token_bound(model, d, prompt, bandwidth, peak)))
+                         device.scale_up is not None, step_seconds, first_token_seconds)
+
+
+def prefill_layouts(catalog: Catalog, model: Model, device: Device, precision: str, gpus: int, workload: Workload,
+                    engine: str | None = None, serving: ServingInputs | None = None,
+                    fit: EngineFit | None = None) -> list[PrefillLayout]:
+    """Every layout of plan_curves as a prefill instance of one prompt of isl tokens per replica: without ``fit``,
+    TTFT and busy time both the TTFT bound; with it, the calibrated TTFT of a disagg point and its prefill alone."""
+    serving = serving or load_serving_inputs(catalog)
+    peak, bandwidth = device.dense_flops[precision], device.hbm_bandwidth
+    one = np.ones(1)
+    found = []
+    for curve in plan_curves(catalog, model, device, precision, gpus, workload, engine, serving, None):
+        d = curve.deployment
+        if fit is None:
+            bound = float(first_token_bound(model, d, float(workload.input_tokens), bandwidth, peak))
+            found.append(PrefillLayout(d, bound, bound))
+            continue
+        points = planned_points(model, d, device, peak, serving, workload.decode_context, one, workload.input_tokens,
+                                workload.output_tokens, "disagg")
+        found.append(PrefillLayout(d, float(calibrated_ttft(points, fit)[0]), float(calibrated_prefill(points, fit)[0])))
+    return found

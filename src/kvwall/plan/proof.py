@@ -8,9 +8,12 @@ datasheet step-time estimate (kvwall.model.step_time, no fitted constant) and th
 cross-validation predicts it (kvwall.validation.estimate_error), folds of whole groups: every layout of a group is
 predicted by the same constants, fitted without any point of the group. The layouts the
 measurements rank (those with a point within the limit) are ranked both ways; a layout the estimate puts past the
-limit at every concurrency ranks last. The limits are quantiles of the group's measured TPOT: the median, where
-half its points qualify, and the loosest, where all do. Top-1 agreement: both rankings put the same layout first;
-the rank correlation is Spearman's (ties at their mean rank), undefined where either ranking is all ties.
+limit at every concurrency ranks last. The limits: the median of the group's measured TPOT, where half its measured
+points qualify, and the loosest, no limit, where every point qualifies both ways (at the largest measured TPOT
+instead, an estimate above it at the slowest point of a layout would drop that point: the limit would be loose for
+the measurements only). Top-1 agreement: both rankings put the same layout first; the rank correlation is Spearman's
+(ties at their mean rank), undefined where either ranking is all ties; and what the estimate's first layout costs
+where it is not the measurements': its measured rate over the measured first layout's.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from kvwall.validation.estimate_error import grouped_folds, held_out, measured_t
 #: The columns that make a group, and those that tell its layouts apart.
 GROUP = ("model", "device", "backend", "weight_format", "isl", "osl")
 LAYOUT = ("devices", "tp", "pp", "dp", "moe_ep")
-#: Each TPOT limit as the quantile of the group's measured TPOT it sits at.
-LIMITS = {"median": 0.5, "loosest": 1.0}
+#: Each TPOT limit as the quantile of the group's measured TPOT it sits at; None: no limit.
+LIMITS = {"median": 0.5, "loosest": None}
 
 
 #: The estimates ranked, and the column of the points each one's TPOT is in (ms).
@@ -78,7 +81,7 @@ def rankings(points: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:
         if group["layout"].nunique() < 2:
             continue
         for (estimate, column), (limit_name, quantile) in product(estimates.items(), LIMITS.items()):
-            limit = float(np.quantile(group["tpot_ms"].to_numpy(dtype=float), quantile))
+            limit = math.inf if quantile is None else float(np.quantile(group["tpot_ms"].to_numpy(dtype=float), quantile))
             measured = _best_per_layout(group, "tpot_ms", limit)
             if measured.size < 2:
                 continue
@@ -86,23 +89,28 @@ def rankings(points: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:
             measured_rank, estimated_rank = measured.rank(), estimated.rank()
             defined = measured_rank.nunique() > 1 and estimated_rank.nunique() > 1
             found.append({
-                "estimate": estimate, **dict(zip(GROUP, key)), "limit": limit_name, "tpot_limit_ms": limit,
+                "estimate": estimate, **dict(zip(GROUP, key)), "limit": limit_name,
+                "tpot_limit_ms": limit if math.isfinite(limit) else np.nan,
                 "layouts": int(measured.size),
                 "measured_best": measured.idxmax(), "estimate_best": estimated.idxmax(),
                 "top1_agrees": bool(measured.idxmax() == estimated.idxmax()),
                 "rank_correlation": rank_correlation(measured_rank, estimated_rank) if defined else np.nan,
                 "measured_best_rate": float(measured.max()),
                 "estimate_of_measured_best": float(estimated[measured.idxmax()]),
+                "measured_of_estimate_best": float(measured[estimated.idxmax()]),
             })
     return pd.DataFrame(found)
 
 
 def summary(ranked: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:
-    """Per estimate and limit: groups ranked, the share where the first layouts agree, the median rank correlation."""
+    """Per estimate and limit: groups ranked, the share where the first layouts agree, the median rank correlation,
+    and the mean over the groups of the estimate's first layout's measured rate over the measured first's."""
     rows = []
     for estimate, limit_name in product(estimates, LIMITS):
         at = ranked[(ranked["estimate"] == estimate) & (ranked["limit"] == limit_name)] if not ranked.empty else ranked
         rows.append({"estimate": estimate, "limit": limit_name, "groups": int(len(at)),
                      "top1_agreement": float(at["top1_agrees"].mean()) if len(at) else np.nan,
-                     "median_rank_correlation": float(at["rank_correlation"].median()) if len(at) else np.nan})
+                     "median_rank_correlation": float(at["rank_correlation"].median()) if len(at) else np.nan,
+                     "mean_rate_of_pick": float((at["measured_of_estimate_best"] / at["measured_best_rate"]).mean())
+                     if len(at) else np.nan})
     return pd.DataFrame(rows)

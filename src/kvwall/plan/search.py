@@ -4,10 +4,11 @@ A layout is any TP x PP x DP (experts over 1 or all TP x DP devices of a stage) 
 run (kvwall.model.fitting.candidate_deployments). For each, every batch b from 1 to the sequences it holds at the
 longest context of a request, isl + osl (kvwall.model.capacity.sequences_that_fit, under the engine's memory rule),
 is evaluated at once: the time per output token at the mean context of a request's decode, isl + osl / 2, from the
-step-time function given (the estimate, never the bound), and the TTFT lower bound of one request's prompt
-(kvwall.model.first_token). Per device, a layout serves b / (TPOT x n) tokens per second; per user, 1 / TPOT.
-Within the targets the best is the most tokens per second per device, then the fewest devices, then the lowest
-TPOT; the frontier is every point that no other beats on both rates.
+step-time function given (an estimate, never the bound), and the time to first token from the function given (the
+lower bound of one request's prompt, kvwall.model.first_token, or an estimate at each batch). Per device, a layout
+serves b / (TPOT x n) tokens per second; per user, 1 / TPOT. Within the targets the best is the most tokens per
+second per device, then the fewest devices, then the lowest TPOT; the frontier is every point that no other beats on
+both rates.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from kvwall.inputs.specs import Model, WeightFormats
 from kvwall.model.capacity import sequences_that_fit
 from kvwall.model.fitting import candidate_deployments
 
+#: Significant digits two rates per device must share to tie (the fewer devices then rank first).
+TIE_DIGITS = 9
 #: Seconds per output token of a layout at a context, for an array of batches.
 StepSeconds = Callable[[Deployment, float, np.ndarray], np.ndarray]
-#: Seconds to the first token of one request's prompt on a layout.
-FirstTokenSeconds = Callable[[Deployment, float], float]
+#: Seconds to the first token of a request's prompt (tokens) on a layout, for an array of batches.
+FirstTokenSeconds = Callable[[Deployment, float, np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -51,12 +54,12 @@ class Workload:
 
 @dataclass(frozen=True)
 class LayoutCurve:
-    """One layout evaluated at every batch it holds: TPOT (s) per batch, and its TTFT bound (s)."""
+    """One layout evaluated at every batch it holds: TPOT and TTFT (s) per batch."""
 
     deployment: Deployment
     batches: np.ndarray
     tpot: np.ndarray
-    ttft_bound: float
+    ttft: np.ndarray
 
     @property
     def tokens_per_second_per_device(self) -> np.ndarray:
@@ -74,7 +77,7 @@ class PlanPoint:
     deployment: Deployment
     batch: int
     tpot: float  # s per output token (estimate)
-    ttft_bound: float  # s, lower bound of one request
+    ttft: float  # s, as the first-token function gives it (a bound or an estimate)
     tokens_per_second_per_device: float
     tokens_per_second_per_user: float
 
@@ -91,27 +94,35 @@ def layout_curves(model: Model, weight_format: str | WeightFormats, kv_format: s
             if held < 1:
                 continue
             batches = np.arange(1, held + 1, dtype=float)
-            curves.append(LayoutCurve(d, batches, np.asarray(step_seconds(d, workload.decode_context, batches), dtype=float),
-                                      float(first_token_seconds(d, float(workload.input_tokens)))))
+            tpot = np.asarray(step_seconds(d, workload.decode_context, batches), dtype=float)
+            ttft = np.broadcast_to(np.asarray(first_token_seconds(d, float(workload.input_tokens), batches), dtype=float),
+                                   batches.shape)
+            curves.append(LayoutCurve(d, batches, tpot, ttft))
     return curves
 
 
 def _point(curve: LayoutCurve, i: int) -> PlanPoint:
-    return PlanPoint(curve.deployment, int(curve.batches[i]), float(curve.tpot[i]), curve.ttft_bound,
+    return PlanPoint(curve.deployment, int(curve.batches[i]), float(curve.tpot[i]), float(curve.ttft[i]),
                      float(curve.tokens_per_second_per_device[i]), float(curve.tokens_per_second_per_user[i]))
 
 
 def best_within(curves: list[LayoutCurve], workload: Workload) -> list[PlanPoint]:
-    """Per layout that meets the targets, its batch with the most tokens per second per device; best first (most
-    tokens/s per device, then fewest devices, then lowest TPOT)."""
+    """Per layout that meets the targets at some batch, its batch with the most tokens per second per device; best
+    first (most tokens/s per device to TIE_DIGITS significant digits, then fewest devices, then lowest TPOT)."""
     found = []
     for curve in curves:
-        if workload.ttft_max is not None and curve.ttft_bound > workload.ttft_max:
-            continue
-        meets = np.flatnonzero(curve.tpot <= workload.tpot_max)
+        within = curve.tpot <= workload.tpot_max
+        if workload.ttft_max is not None:
+            within &= curve.ttft <= workload.ttft_max
+        meets = np.flatnonzero(within)
         if meets.size:
             found.append(_point(curve, int(meets[np.argmax(curve.tokens_per_second_per_device[meets])])))
-    return sorted(found, key=lambda p: (-p.tokens_per_second_per_device, p.deployment.devices, p.tpot))
+    return sorted(found, key=lambda p: (-_significant(p.tokens_per_second_per_device), p.deployment.devices, p.tpot))
+
+
+def _significant(rate: float) -> float:
+    """A rate to TIE_DIGITS significant digits: DP replicas of one layout serve the same rate but for the last bits."""
+    return float(f"{rate:.{TIE_DIGITS}g}")
 
 
 def closest(curves: list[LayoutCurve]) -> PlanPoint | None:

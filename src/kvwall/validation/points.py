@@ -26,22 +26,15 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, DeploymentError, ServingInputs, checked_deployment
 from kvwall.inputs.validation_map import ValidationMap
 from kvwall.model.capacity import running_batch, sequences_that_fit
-from kvwall.model.collectives import collectives_time, expert_parallel_time
-from kvwall.model.first_token import first_token_bound
-from kvwall.model.sharding import resident_weight_bytes_per_device, sequences_per_replica
-from kvwall.model.step_time import device_step
-from kvwall.model.workloads import prefill_flops
+from kvwall.model.decode_inputs import COST_INPUTS as DECODE_INPUTS
+from kvwall.model.decode_inputs import decode_inputs
+from kvwall.model.sharding import resident_weight_bytes_per_device
 from kvwall.units import MS, dtype_bytes
 from kvwall.validation.layout import decode_engines
 
 #: What kvwall.model.decode_costs and kvwall.model.first_token_estimate read of each point, per GPU of its decode
-#: engine: the step's FLOPs, the dense peak, the PP stages over microbatches, the collectives' bytes over their
-#: links (s) and their messages, the EP dispatch and combine (s) with the routed assignments per EP rank, the stored
-#: over the counted KV bytes per element, one prefill of isl tokens over the engine (FLOPs per GPU) and over a
-#: replica (FLOPs per GPU, kvwall.model.first_token).
-COST_INPUTS = ("flops_per_device", "peak_flops", "pipeline_idle", "collective_bytes_s", "collective_messages",
-               "dispatch_s", "dispatch_load", "expert_ranks", "stored_kv_ratio", "prefill_flops_per_device",
-               "replica_prefill_flops")
+#: engine (kvwall.model.decode_inputs), and the stored over the counted KV bytes per element of its engine.
+COST_INPUTS = (*DECODE_INPUTS[:8], "stored_kv_ratio", *DECODE_INPUTS[8:])
 
 CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND, WEIGHT_BOUND = "capacity-bound", "compute-bound", "kv-bound", "weight-bound"
 
@@ -113,13 +106,12 @@ def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Dep
     batch = running_batch(group["in_flight"].to_numpy(dtype=float), np.maximum(fitting, 1.0))
     precision = vmap.compute_precision[deployment.weight_format]
     peak = _peak(device, precision)
-    step = device_step(
-        model, deployment, context, batch, device.hbm_bandwidth, peak, serving.link_for(device, deployment),
-        serving.collective_latency, serving.activation_bytes, serving.hbm_bandwidth_efficiency,
-    )
+    inputs = decode_inputs(model, deployment, context, batch, group["isl"].to_numpy(dtype=float), device.hbm_bandwidth,
+                           peak, serving.link_for(device, deployment), serving.collective_latency,
+                           serving.activation_bytes, serving.hbm_bandwidth_efficiency)
+    step, prefill = inputs.step, inputs.prefill_seconds
     tokens = vmap.tokens_per_step
     weights_once = resident_weight_bytes_per_device(model, deployment) / device.hbm_bandwidth
-    prefill = prefill_flops(model, group["isl"].to_numpy(dtype=float)) / (peak * deployment.devices)
     points.loc[index, "fitting"] = fitting
     points.loc[index, "running_batch"] = batch
     points.loc[index, "kv_read_per_device"] = step.kv_bytes
@@ -130,24 +122,10 @@ def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Dep
     points.loc[index, "tpot_estimate_ms"] = step.estimate / tokens / MS
     points.loc[index, "collectives_ms"] = step.collectives_time / MS
     points.loc[index, "ttft_bound_ms"] = np.maximum(prefill, weights_once) / MS
-    one_forward = batch / step.microbatches
-    link = serving.link_for(device, deployment)
-    bytes_only = collectives_time(model, deployment, one_forward, link, 0.0, serving.activation_bytes)
-    points.loc[index, "flops_per_device"] = step.flops
-    points.loc[index, "peak_flops"] = peak
-    points.loc[index, "pipeline_idle"] = deployment.pipeline_parallel / step.microbatches
-    points.loc[index, "collective_bytes_s"] = bytes_only
-    points.loc[index, "collective_messages"] = collectives_time(model, deployment, one_forward, link, 1.0,
-                                                                serving.activation_bytes) - bytes_only
-    points.loc[index, "dispatch_s"] = expert_parallel_time(model, deployment, one_forward, link, 0.0, serving.activation_bytes)
-    experts = model.moe.experts_per_token if model.moe is not None else 0
-    points.loc[index, "dispatch_load"] = (sequences_per_replica(one_forward, deployment.data_parallel)
-                                          / deployment.tensor_parallel * experts)
-    points.loc[index, "expert_ranks"] = deployment.expert_parallel if model.moe is not None else 1
+    for name, values in inputs.costs.items():
+        points.loc[index, name] = values
     stored = group["backend"].map(lambda e: vmap.stored_kv_formats.get(e, {}).get(deployment.weight_format, vmap.stored_kv_default))
     points.loc[index, "stored_kv_ratio"] = stored.map(dtype_bytes).to_numpy(dtype=float) / dtype_bytes(deployment.kv_format)
-    points.loc[index, "prefill_flops_per_device"] = prefill * peak
-    points.loc[index, "replica_prefill_flops"] = first_token_bound(model, deployment, group["isl"].to_numpy(dtype=float), np.inf, 1.0)
     points.loc[index, "regime"] = np.select(
         [batch < group["in_flight"].to_numpy(dtype=float), step.compute_bound, step.kv_bytes >= step.weight_bytes],
         [CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND],

@@ -1,0 +1,68 @@
+"""`kvwall plan --mode disagg` (kvwall.plan.disagg): prefill and decode pools sized by hand, and the command."""
+
+import json
+
+import numpy as np
+import pytest
+
+from kvwall.cli.main import main
+from kvwall.inputs.deployment import Deployment
+from kvwall.plan.disagg import PrefillLayout, disagg_best
+from kvwall.plan.search import LayoutCurve, Workload
+
+#: A decode instance on one device: TPOT 10 ms + 1 ms per sequence up to 10; a prefill instance on one device, 0.5 s
+#: a prompt (2 prompts a second), TTFT 0.5 s.
+B = np.arange(1, 11, dtype=float)
+DECODE = LayoutCurve(Deployment(1, 1), B, 0.010 + 0.001 * B, np.zeros_like(B))
+PREFILL = PrefillLayout(Deployment(1, 1), 0.5, 0.5)
+
+
+def test_the_pools_by_hand():
+    # within 15 ms a decode instance emits at most 5 / 15 ms = 333.3 tok/s; a prefill instance feeds 2 x 100 = 200.
+    # On 4 devices, (decode, prefill) instances: (1, 1) 200 / 2 = 100, (1, 2) 333.3 / 3 = 111.1, (1, 3) 83.3,
+    # (2, 1) 66.7, (2, 2) 100, (3, 1) 50: one decode and two prefill instances
+    best = disagg_best([PREFILL], [DECODE], Workload(1024, 100, tpot_max=0.015), 4)[0]
+    assert (best.decode_instances, best.prefill_instances, best.devices) == (1, 2, 3)
+    assert best.tokens_per_second_per_device == pytest.approx(5 / 0.015 / 3)
+    assert (best.batch, best.tpot, best.ttft) == (5, pytest.approx(0.015), 0.5)
+
+
+def test_a_tie_takes_the_fewest_devices():
+    # osl 200: a prefill instance feeds 400 tok/s; (1, 1) 333.3 / 2 = 166.7 ties (2, 2) 666.7 / 4
+    best = disagg_best([PREFILL], [DECODE], Workload(1024, 200, tpot_max=0.015), 4)[0]
+    assert (best.decode_instances, best.prefill_instances) == (1, 1)
+    assert best.tokens_per_second_per_device == pytest.approx(5 / 0.015 / 2)
+
+
+def test_a_decode_pool_the_prefill_starves_runs_the_smallest_batch_that_keeps_up():
+    # 2 devices: one of each, 200 tok/s fed; b / (10 + b) ms >= 200 from b = 3 (230.8 tok/s at 13 ms)
+    best = disagg_best([PREFILL], [DECODE], Workload(1024, 100, tpot_max=0.015), 2)[0]
+    assert (best.batch, best.tpot) == (3, pytest.approx(0.013))
+    assert best.tokens_per_second_per_device == pytest.approx(100.0)
+
+
+def test_targets_leave_out_pools_that_miss_them():
+    assert disagg_best([PREFILL], [DECODE], Workload(1024, 100, tpot_max=0.010), 4) == []
+    assert disagg_best([PREFILL], [DECODE], Workload(1024, 100, tpot_max=0.015, ttft_max=0.4), 4) == []
+    assert disagg_best([PREFILL], [DECODE], Workload(1024, 100, tpot_max=0.015), 1) == []  # one device: no two pools
+
+
+def test_more_devices_and_looser_targets_never_lower_the_best():
+    def best(devices, tpot_max):
+        found = disagg_best([PREFILL], [DECODE], Workload(1024, 100, tpot_max=tpot_max), devices)
+        return found[0].tokens_per_second_per_device if found else 0.0
+    by_devices = [best(n, 0.015) for n in range(2, 9)]
+    assert by_devices == sorted(by_devices)
+    by_target = [best(4, t) for t in (0.011, 0.013, 0.015, 0.02)]
+    assert by_target == sorted(by_target)
+
+
+def test_the_command_plans_both_pools(capsys):
+    assert main(["plan", "--model", "llama-3-8b", "--device", "h200-sxm", "--gpus", "4", "--isl", "1024", "--osl",
+                 "1024", "--tpot-max", "20", "--mode", "disagg", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    best = answer["best"][0]
+    assert answer["mode"] == "disagg" and best["devices"] <= 4
+    assert best["prefill"]["instances"] >= 1 and best["decode"]["instances"] >= 1 and best["tpot_ms"] <= 20
+    per_gpu = best["decode"]["instances"] * best["batch"] / (best["tpot_ms"] / 1e3) / best["devices"]
+    assert best["tokens_per_second_per_device"] <= per_gpu * (1 + 1e-9)
