@@ -322,10 +322,10 @@ def cost_shares(shares: pd.DataFrame) -> Table:
         id="serving_cost_shares",
         title="What the measured TPOT is made of",
         caption="Per engine, device and mode, each named cost of the calibrated decode step (weights and KV read at "
-        "the realized bandwidth, compute past the bytes, collectives, the busiest EP rank's dispatch, the fixed cost "
-        "per step, other requests' prefill in agg mode), summed over the understood points, over their summed "
-        "measured TPOT, and the remainder no cost explains (negative where the costs price more than was measured); "
-        "constants fitted on every point of the engine (tables/derived/serving_engine_constants).",
+        "the realized bandwidth, compute past the bytes, collectives, the busiest EP rank's extra expert reads and "
+        "dispatch, the fixed cost per step, other requests' prefill in agg mode), summed over the understood points, "
+        "over their summed measured TPOT, and the remainder no cost explains (negative where the costs price more "
+        "than was measured); constants fitted on every point of the engine (tables/derived/serving_engine_constants).",
         columns=_SHARES,
         rows=records(frame, _SHARES) if not frame.empty else (),
         sources=(MEASUREMENTS_SOURCE,),

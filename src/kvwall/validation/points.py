@@ -36,12 +36,13 @@ from kvwall.validation.layout import decode_engines
 
 #: What kvwall.model.decode_costs and kvwall.model.first_token_estimate read of each point, per GPU of its decode
 #: engine: the step's FLOPs, the dense peak, the PP stages over microbatches, the collectives' bytes over their
-#: links (s) and their messages, the EP dispatch and combine (s) with the routed assignments per EP rank, the stored
-#: over the counted KV bytes per element, one prefill of isl tokens over the engine (FLOPs per GPU) and over a
-#: replica (FLOPs per GPU, kvwall.model.first_token).
+#: links (s) and their messages, the routed-expert bytes the busiest EP rank reads beyond the average rank's, the EP
+#: dispatch and combine (s) with the routed assignments per EP rank, the stored over the counted KV bytes per
+#: element, one prefill of isl tokens over the engine (FLOPs per GPU) and over a replica (FLOPs per GPU,
+#: kvwall.model.first_token).
 COST_INPUTS = ("flops_per_device", "peak_flops", "pipeline_idle", "collective_bytes_s", "collective_messages",
-               "dispatch_s", "dispatch_load", "expert_ranks", "stored_kv_ratio", "prefill_flops_per_device",
-               "replica_prefill_flops")
+               "imbalance_read_per_device", "dispatch_s", "dispatch_load", "expert_ranks", "stored_kv_ratio",
+               "prefill_flops_per_device", "replica_prefill_flops")
 
 CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND, WEIGHT_BOUND = "capacity-bound", "compute-bound", "kv-bound", "weight-bound"
 
@@ -139,6 +140,7 @@ def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Dep
     points.loc[index, "collective_bytes_s"] = bytes_only
     points.loc[index, "collective_messages"] = collectives_time(model, deployment, one_forward, link, 1.0,
                                                                 serving.activation_bytes) - bytes_only
+    points.loc[index, "imbalance_read_per_device"] = step.imbalance_bytes
     points.loc[index, "dispatch_s"] = expert_parallel_time(model, deployment, one_forward, link, 0.0, serving.activation_bytes)
     experts = model.moe.experts_per_token if model.moe is not None else 0
     points.loc[index, "dispatch_load"] = (sequences_per_replica(one_forward, deployment.data_parallel)
