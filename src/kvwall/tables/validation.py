@@ -4,7 +4,6 @@
 - tables/derived/serving_bounds: per row, the deployment understood, its bounds and estimate, the realizations,
   the regime and, for a point below its bound, its documented diagnosis; a refused row with its reason;
 - tables/derived/serving_realization: median realization per engine and system;
-- tables/derived/serving_gap_fits: the two-term fit t = a + b KV per group of points (kvwall.validation.gap);
 - tables/derived/serving_format_claim: measured against predicted speedup of a narrower weight format
   (kvwall.validation.claim);
 - tables/derived/serving_engine_constants: each engine's fitted constants (kvwall.validation.calibration);
@@ -147,42 +146,6 @@ def realization(points: pd.DataFrame) -> Table:
         "the hardware's limit).",
         columns=_REALIZATION,
         rows=records(realization_summary(points), _REALIZATION),
-        sources=(MEASUREMENTS_SOURCE,),
-    )
-
-
-_FITS = (
-    Column("model", "Model"),
-    Column("device", "Device"),
-    Column("backend", "Engine"),
-    Column("weight_format", "Weights"),
-    Column("mode", "Mode"),
-    Column("layout", "Decode layout"),
-    Column("isl", "ISL", None, "int"),
-    Column("osl", "OSL", None, "int"),
-    Column("points", "n", "derived", "int", "count"),
-    Column("fixed_cost_ms", "a (ms)", "derived", "fixed3", "ms"),
-    Column("kv_slope_ms_per_gb", "b (ms per GB of KV per GPU)", "derived", "fixed3", "ms/GB"),
-    Column("r_squared", "R²", "derived", "fixed3", "ratio"),
-    Column("effective_kv_bandwidth_gb_s", "1/b (GB/s)", "derived", "int", "GB/s"),
-    Column("bandwidth_realized", "1/b over datasheet", "derived", "fixed2", "ratio"),
-    Column("weight_read_ms", "Weight read (ms)", "derived", "fixed3", "ms"),
-    Column("fixed_cost_over_weight_read", "a over weight read", "derived", "fixed2", "ratio"),
-)
-
-
-@keyed("model", "device", "backend", "weight_format", "mode", "layout", "isl", "osl")
-def gap_fits(fits: pd.DataFrame) -> Table:
-    """The two-term fit per group of points that differ only in concurrency."""
-    frame = fits.assign(layout=layout_label(fits)) if not fits.empty else fits.assign(layout=None)
-    return Table(
-        id="serving_gap_fits",
-        title="What the gap is made of: TPOT = a + b x KV per GPU",
-        caption="For each group of measured points that differ only in concurrency, the least-squares fit of "
-        "measured TPOT against the KV bytes one GPU reads per step: 1/b is the engine's effective KV bandwidth, "
-        "beside the datasheet's; a is its fixed cost per step, beside the time one GPU needs to read its weights.",
-        columns=_FITS,
-        rows=records(frame, _FITS) if not frame.empty else (),
         sources=(MEASUREMENTS_SOURCE,),
     )
 

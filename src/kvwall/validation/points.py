@@ -44,6 +44,9 @@ COST_INPUTS = ("flops_per_device", "peak_flops", "pipeline_idle", "collective_by
                "imbalance_read_per_device", "dispatch_s", "dispatch_load", "expert_ranks", "stored_kv_ratio",
                "prefill_flops_per_device", "replica_prefill_flops")
 
+#: The columns that make points one group: everything but the concurrency.
+GROUP = ("model", "device", "backend", "weight_format", "mode", "tp", "pp", "dp", "moe_tp", "moe_ep", "isl", "osl")
+
 CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND, WEIGHT_BOUND = "capacity-bound", "compute-bound", "kv-bound", "weight-bound"
 
 
@@ -75,7 +78,7 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     points = pd.concat([rows[["id", "backend", "mode", "isl", "osl"]], mapped.drop(columns="reason"), engines.drop(columns="reason")], axis=1)
     points["reason"] = mapped["reason"].fillna(engines["reason"])
     points["decode_context"] = rows["isl"] + rows["osl"] / 2.0
-    derived = ("fitting", "running_batch", "kv_read_per_device", "weight_read_per_device", "weight_read_ms",
+    derived = ("fitting", "running_batch", "kv_read_per_device", "weight_read_per_device",
                "hbm_bandwidth", "tpot_bound_ms", "tpot_estimate_ms", "collectives_ms", "ttft_bound_ms", *COST_INPUTS)
     for name in derived:
         points[name] = np.nan
@@ -125,7 +128,6 @@ def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Dep
     points.loc[index, "running_batch"] = batch
     points.loc[index, "kv_read_per_device"] = step.kv_bytes
     points.loc[index, "weight_read_per_device"] = step.weight_bytes
-    points.loc[index, "weight_read_ms"] = weights_once / MS
     points.loc[index, "hbm_bandwidth"] = device.hbm_bandwidth
     points.loc[index, "tpot_bound_ms"] = step.bound / tokens / MS
     points.loc[index, "tpot_estimate_ms"] = step.estimate / tokens / MS
