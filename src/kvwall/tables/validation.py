@@ -20,9 +20,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from kvwall.model.decode_costs import COSTS
-from kvwall.model.engine_constants import EngineConstants, rounded
+from kvwall.model.engine_constants import PRINTED_UNITS, EngineConstants, rounded
 from kvwall.render import Column, Table, keyed
-from kvwall.units import MS, US
 from kvwall.validation.calibration import FIRST_TOKEN_BOUNDS, LOWER, UPPER, Calibration
 from kvwall.validation.estimate_error import FOLDS
 
@@ -196,9 +195,6 @@ _CONSTANTS = (
     Column("at_bound", "At a bound", "derived"),
     Column("points", "Points fitted on", "derived", "int", "count"),
 )
-#: Each constant's unit as printed and the scale it is divided by.
-_CONSTANT_UNITS = {"fixed_step": ("ms", MS), "hbm_fraction": ("ratio", 1.0), "flop_fraction": ("ratio", 1.0),
-                   "collective_latency": ("us", US), "first_token_fixed": ("ms", MS)}
 
 
 def constants_frame(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
@@ -206,7 +202,7 @@ def constants_frame(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
     rows = []
     for engine, fitted in sorted(calibrations.items()):
         for i, name in enumerate(EngineConstants.NAMES):
-            unit, scale = _CONSTANT_UNITS[name]
+            unit, scale = PRINTED_UNITS[name]
             value = fitted.constants.values()[i]
             lower, upper = (LOWER[i], UPPER[i]) if i < len(LOWER) else FIRST_TOKEN_BOUNDS
             points = fitted.points if i < len(LOWER) else fitted.first_token_points

@@ -95,7 +95,7 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
         except DeploymentError as error:
             points.loc[group.index, "reason"] = f"a layout that does not divide: {error.reason}"
             continue
-        _bound(points, group.index, model, device, deployment, vmap, serving)
+        derive(points, group.index, model, device, deployment, vmap, serving)
     points.loc[points["reason"].notna(), list(derived)] = np.nan
     points.loc[points["reason"].notna(), "regime"] = None
     tpot, ttft = rows["silicon_tpot_ms"], rows["silicon_ttft_ms"]
@@ -104,9 +104,10 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     return points
 
 
-def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Deployment, vmap: ValidationMap,
+def derive(points: pd.DataFrame, index: pd.Index, model, device, deployment: Deployment, vmap: ValidationMap,
            serving: ServingInputs) -> None:
-    """Fill the derived columns of the rows ``index``, which share one model, device and deployment."""
+    """Fill the derived columns of the rows ``index``, which share one model, device and deployment; each row holds
+    its backend, mode, isl, osl, in_flight (the requests in flight on the engine) and decode_context."""
     group = points.loc[index]
     context = group["decode_context"].to_numpy(dtype=float)
     # The rows do not record the engines' memory settings; the default engine's rule (TensorRT-LLM's, the most
