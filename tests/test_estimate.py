@@ -196,3 +196,14 @@ def test_the_cost_shares_and_the_remainder_add_up_to_the_measured_tpot():
     assert shares["share_compute"] == 0.0
     assert sum(shares[f"share_{name}"] for name in COSTS) + shares["remainder"] == pytest.approx(1.0)
     assert shares["remainder"] == pytest.approx(1 - 36 / 45)
+
+
+def test_the_busiest_ep_rank_costs_exactly_where_experts_span_ranks(points):
+    costs = decode_costs(points, CONSTANTS)
+    spread = (points["expert_ranks"] > 1).to_numpy()
+    assert spread.any() and (~spread).any()
+    assert (costs["imbalance"][~spread] == 0).all() and (costs["imbalance"][spread] > 0).all()
+    # its extra expert reads outweigh its extra dispatch: the dispatch is a few hundred kB per layer over the link
+    bandwidth = CONSTANTS.hbm_fraction * points["hbm_bandwidth"].to_numpy()
+    reads = points["pipeline_idle"].to_numpy() * points["imbalance_read_per_device"].to_numpy() / bandwidth
+    assert np.median(reads[spread]) > 10 * np.median(costs["imbalance"][spread] - reads[spread])
