@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import binom
 
 from kvwall.model.decode_costs import COSTS, decode_costs, decode_step
 from kvwall.model.engine_constants import EngineConstants, datasheet_constants, rounded
@@ -63,8 +64,17 @@ def test_each_named_cost_of_a_moe_ep_agg_row_by_hand(points):
     assert row["dispatch_load"] == 64 and row["expert_ranks"] == 8
     assert math.isclose(row["dispatch_s"], 2 * 58 * 64 * 7168 * 2 * 7 / 8 / 450e9, rel_tol=1e-12)
     assert row["collective_messages"] == 2 * 61 + 2 * 58
-    # The busiest of 8 ranks takes 64 + sqrt(2 x 64 x ln 8) assignments: sqrt(2 ln 8 / 64) = 36% more.
-    assert math.isclose(costs["imbalance"], row["dispatch_s"] * math.sqrt(2 * math.log(8) / 64), rel_tol=1e-12)
+    # The busiest of 8 ranks holds 32 of the 256 routed experts; a step of 64 tokens, 8 experts each, touches an
+    # expert with q = 1 - (1 - 8/256)^64 = 0.869, a rank's touched experts Binomial(32, q): the busiest of 8 reads
+    # E[max] = sum_{m < 32} (1 - F(m)^8) of them, beyond the average 32 q, each expert 58 MoE layers x 3 x 7168 x 2048
+    # FP8 bytes. It also takes 64 + sqrt(2 x 64 x ln 8) assignments: sqrt(2 ln 8 / 64) = 25% more dispatch.
+    q = 1 - (1 - 8 / 256) ** 64
+    busiest = sum(1 - binom.cdf(m, 32, q) ** 8 for m in range(32))
+    extra = 58 * 3 * 7168 * 2048 * (busiest - 32 * q)
+    assert round(busiest - 32 * q, 2) == 2.49 and math.isclose(row["imbalance_read_per_device"], extra, rel_tol=1e-9)
+    assert math.isclose(costs["imbalance"], extra / (0.8 * 4.8e12) + row["dispatch_s"] * math.sqrt(2 * math.log(8) / 64),
+                        rel_tol=1e-9)
+    assert round(costs["imbalance"] * 1e3, 2) == 1.71  # 1.66 ms of experts, 0.05 ms of dispatch
     assert math.isclose(costs["weights"], row["weight_read_per_device"] / (0.8 * 4.8e12), rel_tol=1e-12)
     assert math.isclose(costs["kv"], row["kv_read_per_device"] / (0.8 * 4.8e12), rel_tol=1e-12)
     # A prompt of 1024 tokens: 122 all-reduces of 2 x 7/8 of 1024 x 7168 BF16 activations, and in 58 MoE layers the
@@ -109,7 +119,7 @@ def _synthetic(n=200, seed=1):
         "weight_read_per_device": rng.uniform(4e9, 80e9, n), "kv_read_per_device": rng.uniform(0, 40e9, n),
         "stored_kv_ratio": 1.0, "flops_per_device": rng.uniform(1e11, 2e13, n), "pipeline_idle": 1.0,
         "collective_bytes_s": rng.uniform(0, 1e-3, n), "collective_messages": rng.choice([0.0, 64.0, 160.0, 238.0], n),
-        "dispatch_s": 0.0, "dispatch_load": 0.0, "expert_ranks": 1.0,
+        "imbalance_read_per_device": 0.0, "dispatch_s": 0.0, "dispatch_load": 0.0, "expert_ranks": 1.0,
         "prefill_flops_per_device": rng.uniform(1e12, 1e14, n), "prefill_collectives_s": rng.uniform(0, 1e-2, n),
         "replica_prefill_flops": rng.uniform(1e12, 1e14, n),
     })
@@ -180,6 +190,7 @@ def test_the_cost_shares_and_the_remainder_add_up_to_the_measured_tpot():
         "pipeline_idle": [1.0, 1.0], "hbm_bandwidth": [2e12, 2e12], "peak_flops": [1e15, 1e15],
         "weight_read_per_device": [4e9, 4e9], "kv_read_per_device": [1e9, 3e9], "stored_kv_ratio": [1.0, 1.0],
         "flops_per_device": [1e12, 1e12], "expert_ranks": [1, 1], "dispatch_load": [0.0, 0.0], "dispatch_s": [0.0, 0.0],
+        "imbalance_read_per_device": [0.0, 0.0],
         "running_batch": [100.0, 100.0], "prefill_flops_per_device": [5e13, 5e13], "prefill_collectives_s": [0.0, 0.0],
         "collective_bytes_s": [0.0, 0.0],
         "collective_messages": [0.0, 0.0]})
@@ -191,3 +202,14 @@ def test_the_cost_shares_and_the_remainder_add_up_to_the_measured_tpot():
     assert shares["share_compute"] == 0.0
     assert sum(shares[f"share_{name}"] for name in COSTS) + shares["remainder"] == pytest.approx(1.0)
     assert shares["remainder"] == pytest.approx(1 - 36 / 45)
+
+
+def test_the_busiest_ep_rank_costs_exactly_where_experts_span_ranks(points):
+    costs = decode_costs(points, CONSTANTS)
+    spread = (points["expert_ranks"] > 1).to_numpy()
+    assert spread.any() and (~spread).any()
+    assert (costs["imbalance"][~spread] == 0).all() and (costs["imbalance"][spread] > 0).all()
+    # its extra expert reads outweigh its extra dispatch: the dispatch is a few hundred kB per layer over the link
+    bandwidth = CONSTANTS.hbm_fraction * points["hbm_bandwidth"].to_numpy()
+    reads = points["pipeline_idle"].to_numpy() * points["imbalance_read_per_device"].to_numpy() / bandwidth
+    assert np.median(reads[spread]) > 10 * np.median(costs["imbalance"][spread] - reads[spread])

@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from matplotlib.figure import Figure
@@ -24,6 +25,7 @@ from kvwall.inputs.loader import load_catalog
 from kvwall.inputs.reported import load_reported
 from kvwall.measure.config import load_measure_config
 from kvwall.measure.record import read_records
+from kvwall.model.decode_costs import COSTS
 from kvwall.tier.inputs import load_tiers
 
 #: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
@@ -230,11 +232,13 @@ def serving_figures(catalog, committed_validation):
     """The validation figures, drawn as the workflow draws them from the reported serving measurements."""
     from importlib import import_module
 
-    from kvwall.figures.serving import SERVING_FIGURES
+    from kvwall.figures.serving import COST_SHARES_FIGURE, SERVING_FIGURES, cost_shares
 
     rows, _, result = committed_validation
-    return {name: import_module(f"kvwall.figures.serving.{module}").draw(result, rows, catalog)
-            for name, module in SERVING_FIGURES.items()}
+    figures = {name: import_module(f"kvwall.figures.serving.{module}").draw(result, rows, catalog)
+               for name, module in SERVING_FIGURES.items()}
+    shares = pd.read_csv(ROOT / "tables" / "derived" / f"{COST_SHARES_FIGURE}.csv")
+    return {**figures, COST_SHARES_FIGURE: cost_shares.draw(shares, catalog)}
 
 
 def test_no_label_collides_in_the_validation_figures(serving_figures):
@@ -246,5 +250,29 @@ def test_the_validation_figures_name_models_devices_and_engines(serving_figures)
     titles = [ax.get_title() for ax in serving_figures["serving_tpot_against_bound"].axes]
     assert titles and all(" on " in t and "-" not in t.split(" on ")[1].split(",")[0] for t in titles)
     assert any("SGLang" in t or "vLLM" in t or "TensorRT-LLM" in t for t in titles)
+    assert [ax.get_title(loc="left") for ax in serving_figures["serving_cost_shares"].axes] == [
+        "SGLang", "TensorRT-LLM", "vLLM"]
     claim = serving_figures["serving_format_claim"].axes[0]
     assert claim.get_xlim() == claim.get_ylim() and claim.get_aspect() == 1.0  # the identity line at 45 degrees
+
+
+def test_a_negative_remainder_runs_past_the_measurement_and_is_printed(catalog):
+    from matplotlib.patches import Rectangle
+
+    from kvwall.figures.serving import cost_shares
+
+    # The costs of one bar sum to 0.5 + 0.3 + 0.4 = 1.2 of the measured TPOT: a remainder of -0.2, drawn from 1 to 1.2;
+    # the other's sum to 0.7, its remainder 0.3 from 0.7 to 1.
+    shares = pd.DataFrame({"backend": ["vllm", "vllm"], "device": ["h100-sxm", "b200"], "mode": ["agg", "agg"],
+                           "points": [10, 20], "median_tpot_ms": [10.0, 12.0],
+                           **{f"share_{name}": [0.0, 0.0] for name in COSTS},
+                           "remainder": [-0.2, 0.3]})
+    shares.loc[0, ["share_weights", "share_kv", "share_prefill"]] = [0.5, 0.3, 0.4]
+    shares.loc[1, ["share_weights", "share_fixed"]] = [0.6, 0.1]
+    figure = cost_shares.draw(shares, catalog)
+    ax = figure.axes[0]
+    hatched = {(round(p.get_x(), 6), round(p.get_width(), 6), p.get_hatch()) for p in ax.patches
+               if isinstance(p, Rectangle) and p.get_hatch()}
+    assert hatched == {(1.0, 0.2, "xx"), (0.7, 0.3, "//")}
+    assert sorted(t.get_text() for t in ax.texts) == ["+30%", "\N{MINUS SIGN}20%"]
+    assert ax.get_xlim()[1] >= 1.2 and collisions(figure) + legibility.problems(figure) == []

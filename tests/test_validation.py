@@ -13,7 +13,6 @@ from kvwall.inputs.validation_map import BelowBound, ValidationMap
 from kvwall.units import DTYPE_BYTES
 from kvwall.validation.below_bound import UndocumentedBelowBound, diagnose
 from kvwall.validation.claim import format_pairs
-from kvwall.validation.gap import group_fits
 from kvwall.validation.layout import decode_engines
 
 DATA = "data/reported/serving-measurements.csv"
@@ -146,27 +145,6 @@ def test_a_documented_diagnosis_that_stopped_happening_fails():
     with pytest.raises(UndocumentedBelowBound, match="any more"):
         diagnose(_points([0.5]), _vmap(entry))
     assert diagnose(_points([0.5, 1.5]), _vmap(entry), strict=False).isna().all()
-
-
-def test_the_gap_fit_recovers_a_fixed_cost_and_a_kv_bandwidth():
-    # t = 5 ms + KV / (2 TB/s): 1 GB of KV per GPU adds 0.5 ms, so b = 0.5 ms/GB and 1/b = 2,000 GB/s.
-    kv = np.array([1e9, 2e9, 4e9, 8e9])
-    points = pd.DataFrame({"model": "m", "device": "d", "backend": "vllm", "weight_format": "fp8", "mode": "agg",
-                           "tp": 1, "pp": 1, "dp": 1, "moe_tp": 1, "moe_ep": 1, "isl": 1024, "osl": 1024,
-                           "kv_read_per_device": kv, "tpot_ms": 5 + 0.5 * kv / 1e9, "hbm_bandwidth": 4e12,
-                           "weight_read_ms": 10.0})
-    fit = group_fits(points).iloc[0]
-    assert math.isclose(fit["fixed_cost_ms"], 5.0) and math.isclose(fit["kv_slope_ms_per_gb"], 0.5)
-    assert math.isclose(fit["effective_kv_bandwidth_gb_s"], 2000.0)
-    assert math.isclose(fit["bandwidth_realized"], 0.5) and math.isclose(fit["fixed_cost_over_weight_read"], 0.5)
-
-
-def test_a_group_of_two_points_has_no_fit():
-    points = pd.DataFrame({"model": "m", "device": "d", "backend": "vllm", "weight_format": "fp8", "mode": "agg",
-                           "tp": 1, "pp": 1, "dp": 1, "moe_tp": 1, "moe_ep": 1, "isl": 1, "osl": 1,
-                           "kv_read_per_device": [1e9, 2e9], "tpot_ms": [1.0, 2.0], "hbm_bandwidth": 1e12,
-                           "weight_read_ms": 1.0})
-    assert group_fits(points).empty
 
 
 def test_format_pairs_put_the_wider_format_first_and_take_ratios():

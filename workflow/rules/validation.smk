@@ -7,7 +7,6 @@ VALIDATION_TABLES = {
     "measurements": "reported/serving_measurements",
     "bounds": "derived/serving_bounds",
     "realization": "derived/serving_realization",
-    "fits": "derived/serving_gap_fits",
     "claim": "derived/serving_format_claim",
     "constants": "derived/serving_engine_constants",
     "error": "derived/serving_estimate_error",
@@ -41,10 +40,12 @@ rule validation_tables:
         "{params.stamps:q} 2> {log:q}"
 
 
-from kvwall.figures.serving import SERVING_FIGURES
+from kvwall.figures.serving import COST_SHARES_FIGURE, SERVING_FIGURES
 
 VALIDATION_ARTIFACTS += expand(
-    "figures/{figure}.{ext}", figure=SERVING_FIGURES, ext=("svg", "pdf", "png")
+    "figures/{figure}.{ext}",
+    figure=(*SERVING_FIGURES, COST_SHARES_FIGURE),
+    ext=("svg", "pdf", "png"),
 )
 
 
@@ -63,7 +64,7 @@ for serving_figure in SERVING_FIGURES:
         )
 
 
-# One job draws the four figures: each needs the whole validation, which takes longer than drawing a figure.
+# One job draws the three figures of a validation: each needs the whole validation, which takes longer than drawing a figure.
 rule validation_figures:
     input:
         "matplotlibrc",
@@ -89,3 +90,31 @@ rule validation_figures:
     shell:
         "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
         "{params.stamps:q} 2> {log:q}"
+
+
+# What the measured TPOT is made of, drawn from its table: the engines' constants are fitted once, by the tables' job.
+rule cost_shares_figure:
+    input:
+        "matplotlibrc",
+        view=VIEWS["serving"],
+        shares=f"tables/{VALIDATION_TABLES['shares']}.csv",
+        script="workflow/scripts/cost_shares_figure.py",
+        code=kvwall_code(
+            "workflow/scripts/cost_shares_figure.py",
+            "kvwall.figures.serving.cost_shares",
+        ),
+    output:
+        svg=report(
+            f"figures/{COST_SHARES_FIGURE}.svg",
+            caption=f"../report/{COST_SHARES_FIGURE}.rst",
+            category="Validation",
+            labels={"figure": COST_SHARES_FIGURE, "evidence": "derived, reported"},
+        ),
+        pdf=f"figures/{COST_SHARES_FIGURE}.pdf",
+        png=f"figures/{COST_SHARES_FIGURE}.png",
+    log:
+        "logs/validation/cost_shares_figure.log",
+    conda:
+        "../envs/kvwall.yaml"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.shares:q} 2> {log:q}"

@@ -23,7 +23,6 @@ built = {
     "reported/serving_measurements": tables.measurements(rows),
     "derived/serving_bounds": tables.bounds(result.points),
     "derived/serving_realization": tables.realization(result.points),
-    "derived/serving_gap_fits": tables.gap_fits(result.fits),
     "derived/serving_format_claim": tables.format_claim(result.pairs),
     "derived/serving_engine_constants": tables.engine_constants(calibrations),
     "derived/serving_estimate_error": tables.estimate_error(summary),

@@ -23,7 +23,7 @@ import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from kvwall.cli import advice, answers, benchmark, catalogue, serving
+from kvwall.cli import advice, answers, benchmark, calibrated, catalogue, serving
 from kvwall.cli.options import engine_option
 from kvwall.cli.parser import OneLineParser
 from kvwall.cli import build as build_command
@@ -406,8 +406,10 @@ def regime(args: argparse.Namespace) -> int:
                                         a.kv_dtype, args.engine)
     rules = advice.design_rules(point, per_device, smallest)
     _warn_beyond_context(model, context, args.context)
+    estimate = calibrated.calibrated_answer(args, catalog, model, device, deployment, precision)
     if args.json:
         _json({"command": "regime", "model": model.id, "device": device.id, "engine": per_device.engine.engine,
+               "calibrated_estimate": estimate,
                "deployment": deployment, "regime": per_device.regime, "reason": per_device.reason,
                "per_device": per_device.numbers(), "compute_bound": per_device.compute_bound,
                "kv_format_speedups": per_device.kv_format_speedups,
@@ -421,6 +423,8 @@ def regime(args: argparse.Namespace) -> int:
     print(f"{model.name} on {layout}, batch {args.batch}, context {tokens(context)}: {d.weight_format} weights, "
           f"{d.kv_format} KV, {per_device.engine.name}'s memory rule")
     print(_headline(per_device, device))
+    for line in calibrated.calibrated_lines(estimate):
+        print(line)
     print()
     _print_device_answer(per_device, device, smallest, precision)
     print()
@@ -515,13 +519,15 @@ def fit(args: argparse.Namespace) -> int:
     found = serving.fitting_deployments(model, device, args.batch, context, inputs, precision, a.weight_dtype,
                                         a.kv_dtype, args.engine)
     _warn_beyond_context(model, context, args.context)
+    estimates = [calibrated.calibrated_answer(args, catalog, model, device, f.deployment, precision) for f in found]
     linked = device.scale_up is not None
     alone = "" if linked else (f"{device.name} has no scale-up link in {inputs.file_of(device)}: only one device is "
                                "tried")
     if args.json:
         _json({"command": "fit", "model": model.id, "device": device.id, "weight_dtype": str(a.weight_dtype),
                "kv_dtype": a.kv_dtype, "engine": inputs.memory(args.engine).engine, "scale_up_link": linked,
-               "deployments": [{"deployment": f.deployment, "regime": f.regime, **f.numbers()} for f in found]})
+               "deployments": [{"deployment": f.deployment, "regime": f.regime, **f.numbers(),
+                                "calibrated_estimate": e} for f, e in zip(found, estimates)]})
         return 0
     print(f"{model.name} on {device.name}, batch {args.batch}, context {tokens(context)}, {a.weight_dtype} weights, "
           f"{a.kv_dtype} KV, {inputs.memory(args.engine).rule}: per device count that holds every sequence, fewest "
@@ -539,6 +545,8 @@ def fit(args: argparse.Namespace) -> int:
               f"{f.regime:<15}{f.step_time_bound.value * 1e3:>6.1f} ms{f.step_time_estimate.value * 1e3:>7.1f} ms")
     print("  domains: the scale-up domains the devices fill (assumption fabric); collectives between them go at the "
           "scale-out rate, in the estimate only")
+    for line in calibrated.calibrated_table([f"{f.deployment.devices} x {f.deployment.label}" for f in found], estimates):
+        print(line)
     return 0
 
 
@@ -703,6 +711,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: compute_precision of the assumptions)")
     deployment_options(p)
     engine_option(p)
+    calibrated.length_options(p)
     p.set_defaults(func=regime)
 
     p = subparsers.add_parser(
@@ -719,6 +728,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compute-precision", metavar="PRECISION",
                    help="dense tensor rate the step-time bound uses: bf16, fp8 (default: compute_precision of the assumptions)")
     engine_option(p)
+    calibrated.length_options(p)
     p.set_defaults(func=fit)
 
     p = subparsers.add_parser(

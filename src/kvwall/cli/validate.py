@@ -1,9 +1,14 @@
 """`kvwall validate PATH`: serving measurements in the columns of data/reported/serving-measurements.csv, each held
 against the bounds of its deployment.
 
-Writes one CSV row per input row (the deployment understood, the bounds, the estimate, the realizations, the regime,
+Writes one CSV row per input row (the deployment understood, the bounds, the estimates, the realizations, the regime,
 or why the row was not understood) to --output or standard output, and a short summary to standard error, one fact a line.
-Every number written is derived; the measurements themselves stay in the input file. With --summary the summary
+Every number written is derived; the measurements themselves stay in the input file. tpot_estimate_ms and
+ttft_estimate_ms are the calibrated estimate, with each engine's constants as tables/derived/serving_engine_constants
+holds them (derived from reported data; empty for an engine without constants, or where the tables are not built),
+tpot_datasheet_ms the same decode step at datasheet rates, cost_<name>_ms each named cost of the calibrated TPOT
+(kvwall.model.decode_costs), and tpot_stated_ms the step-time estimate of stated assumptions only
+(kvwall.model.step_time). With --summary the summary
 adds the error of the calibrated estimate on the file's own rows it was not fitted on (kvwall.validation.estimate_error),
 beside its targets.
 """
@@ -22,7 +27,9 @@ from kvwall.cli.output_file import checked_output, write_output
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE
+from kvwall.model.decode_costs import COSTS
 from kvwall.tables.validation import layout_label
+from kvwall.validation.calibrated import engine_constants, estimate_columns, fitted_ids
 from kvwall.validation.calibration import CalibrationError
 from kvwall.validation.estimate_error import SCHEMES, assess
 from kvwall.validation.run import Validation, validate_file
@@ -30,15 +37,18 @@ from kvwall.validation.run import Validation, validate_file
 #: The columns written, in order.
 OUTPUT_COLUMNS = (
     "id", "model", "device", "backend", "mode", "layout", "devices", "weight_format", "kv_format", "in_flight",
-    "running_batch", "decode_context", "tpot_bound_ms", "tpot_estimate_ms", "collectives_ms", "ttft_bound_ms",
+    "running_batch", "decode_context", "tpot_bound_ms", "tpot_estimate_ms", "tpot_datasheet_ms", "tpot_stated_ms",
+    "ttft_estimate_ms", *(f"cost_{name}_ms" for name in COSTS), "collectives_ms", "ttft_bound_ms",
     "tpot_realization", "ttft_realization", "regime", "diagnosis", "reason",
 )
 
 
-def output_frame(validation: Validation, kv_format: str) -> pd.DataFrame:
-    """The rows ``kvwall validate`` writes: derived values only, keyed by the input's id."""
-    points = validation.points
-    frame = points.assign(layout=layout_label(points).where(points["tp"].notna(), None), kv_format=kv_format)
+def output_frame(validation: Validation, kv_format: str, estimates: pd.DataFrame) -> pd.DataFrame:
+    """The rows ``kvwall validate`` writes: derived values only, keyed by the input's id; ``estimates``: the
+    calibrated and datasheet estimates (kvwall.validation.calibrated.estimate_columns)."""
+    points = validation.points.rename(columns={"tpot_estimate_ms": "tpot_stated_ms"})
+    frame = points.assign(layout=layout_label(points).where(points["tp"].notna(), None), kv_format=kv_format,
+                          **{name: estimates[name] for name in estimates.columns})
     for name in ("devices", "in_flight", "running_batch"):
         frame[name] = frame[name].astype("Int64")
     return frame[list(OUTPUT_COLUMNS)]
@@ -59,6 +69,21 @@ def _refusals(reasons: pd.Series) -> list[tuple[str, int]]:
     return found
 
 
+def calibrated_summary(validation: Validation, rows: pd.DataFrame, estimates: pd.DataFrame,
+                       fitted_ids: set[str]) -> list[str]:
+    """The calibrated estimate's median error on the file's rows, split into rows the calibration was fitted on
+    (``fitted_ids``) and rows it never saw."""
+    understood = validation.understood
+    measured = rows.loc[understood.index, "silicon_tpot_ms"]
+    error = (estimates.loc[understood.index, "tpot_estimate_ms"] / measured - 1).abs()
+    seen = understood["id"].isin(fitted_ids)
+    parts = []
+    for label, chosen in (("rows fitted on", error[seen]), ("unseen rows", error[~seen])):
+        chosen = chosen.dropna()
+        parts.append(f"{chosen.median():.2f} on {len(chosen):,} {label}" if len(chosen) else f"none on {label}")
+    return [f"  calibrated estimate (derived from reported data), median |error|: {', '.join(parts)}"]
+
+
 def summary(validation: Validation, rows: pd.DataFrame) -> str:
     """Rows read, understood and refused (each reason on its line, most frequent first), points below their bound,
     the median realization per engine and the estimate's median error: a short report, one fact a line."""
@@ -67,7 +92,7 @@ def summary(validation: Validation, rows: pd.DataFrame) -> str:
     below = understood[understood["tpot_realization"] > 1]
     diagnosed = int(below["diagnosis"].notna().sum())
     medians = understood.groupby("backend")["tpot_realization"].median()
-    errors = np.abs(understood["tpot_estimate_ms"] / rows.loc[understood.index, "silicon_tpot_ms"] - 1)
+    errors = np.abs(understood["tpot_estimate_ms"] / rows.loc[understood.index, "silicon_tpot_ms"] - 1)  # stated
     estimate_error = f"{np.median(errors):.2f}" if len(errors) else "none (no row understood)"
     width = len(f"{rows_read:,}")
     lines = [
@@ -116,14 +141,18 @@ def run(args: argparse.Namespace, catalog: Catalog) -> int:
     validation_map = Path(catalog.files["devices"]).parent / VALIDATION_FILE
     output = checked_output(args.output, "--output", [args.path]) if args.output else None
     rows, vmap, validation = validate_file(args.path, validation_map, catalog, strict=False)
-    text = output_frame(validation, vmap.kv_format).to_csv(index=False, lineterminator="\n")
+    serving = load_serving_inputs(catalog)
+    tables = validation_map.parent.parent / "tables"
+    constants = engine_constants(tables, sorted(validation.points["backend"].dropna().unique()))
+    estimates = estimate_columns(validation.points, constants, serving.collective_latency, vmap.tokens_per_step)
+    text = output_frame(validation, vmap.kv_format, estimates).to_csv(index=False, lineterminator="\n")
     if output is None:
         sys.stdout.write(text)
     else:
         write_output(output, text)
     print(summary(validation, rows), file=sys.stderr)
+    print("\n".join(calibrated_summary(validation, rows, estimates, fitted_ids(tables))), file=sys.stderr)
     if args.summary:
-        serving = load_serving_inputs(catalog)
         print(estimate_summary(validation, rows, vmap.tokens_per_step, serving.collective_latency), file=sys.stderr)
     return 0
 
@@ -134,7 +163,9 @@ def register(subparsers, parents: list, catalog_of: Callable[[argparse.Namespace
         "validate", parents=parents, help="hold measured serving points against their derived bounds",
         description="Read a CSV of measured serving points (the columns of data/reported/serving-measurements.csv, "
         "described in data/reported/README.md) and write, per row, the deployment understood, the TPOT and TTFT "
-        "bounds, the estimate, bound / measured and the regime, or why the row was not understood.",
+        "bounds, the calibrated estimate (engine constants of tables/derived/serving_engine_constants, derived from "
+        "reported data) with its named costs, the datasheet and stated estimates, bound / measured and the regime, or "
+        "why the row was not understood.",
     )
     p.add_argument("path", metavar="PATH", help="CSV of measurements in the columns of data/reported/serving-measurements.csv")
     p.add_argument("--output", metavar="FILE", help="write the CSV here (default: standard output)")

@@ -1,7 +1,8 @@
 """What the named costs of a decode step and a first token (kvwall.model.decode_costs,
 kvwall.model.first_token_estimate) read of a deployment at a batch, per GPU of its engine: the step's bytes and FLOPs
 (kvwall.model.step_time), the dense peak, the PP stages over microbatches, the collectives' bytes over their links
-(s) and their messages, the EP dispatch and combine (s) with the routed assignments per EP rank, one prefill of isl
+(s) and their messages, the routed-expert bytes the busiest EP rank reads beyond the average rank's
+(kvwall.model.expert_imbalance), the EP dispatch and combine (s) with the routed assignments per EP rank, one prefill of isl
 tokens over the engine (FLOPs per GPU, and its collectives' bytes over their links, s) and over a replica (FLOPs per
 GPU, kvwall.model.first_token). A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read
 them from this one function; the stored over counted KV bytes, the engine's own, is the caller's.
@@ -24,7 +25,7 @@ from kvwall.model.workloads import prefill_flops
 
 #: The inputs named in the module's docstring, in that order (kvwall.validation.points keeps them as columns).
 COST_INPUTS = ("flops_per_device", "peak_flops", "pipeline_idle", "collective_bytes_s", "collective_messages",
-               "dispatch_s", "dispatch_load", "expert_ranks", "prefill_flops_per_device", "prefill_collectives_s",
+               "imbalance_read_per_device", "dispatch_s", "dispatch_load", "expert_ranks", "prefill_flops_per_device", "prefill_collectives_s",
                "replica_prefill_flops")
 
 
@@ -56,6 +57,7 @@ def decode_inputs(model: Model, d: Deployment, context: ArrayLike, batch: ArrayL
         "pipeline_idle": d.pipeline_parallel / step.microbatches,
         "collective_bytes_s": bytes_only,
         "collective_messages": collectives_time(model, d, one_forward, link, 1.0, activation_bytes) - bytes_only,
+        "imbalance_read_per_device": step.imbalance_bytes,
         "dispatch_s": expert_parallel_time(model, d, one_forward, link, 0.0, activation_bytes),
         "dispatch_load": sequences_per_replica(one_forward, d.data_parallel) / d.tensor_parallel * experts,
         "expert_ranks": np.full(batch.shape, float(d.expert_parallel if model.moe is not None else 1)),

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kvwall.units import MS, US
+
 #: Significant digits a fitted constant keeps: a fit's last bits follow the CPU's BLAS kernels, its rounding does not.
 SIGNIFICANT_DIGITS = 3
 
@@ -27,6 +29,11 @@ class EngineConstants:
 
     def values(self) -> tuple[float, ...]:
         return tuple(getattr(self, name) for name in self.NAMES)
+
+
+#: Each constant's unit as tables/derived/serving_engine_constants prints it and the scale it is divided by.
+PRINTED_UNITS = {"fixed_step": ("ms", MS), "hbm_fraction": ("ratio", 1.0), "flop_fraction": ("ratio", 1.0),
+                 "collective_latency": ("us", US), "first_token_fixed": ("ms", MS)}
 
 
 def datasheet_constants(collective_latency: float) -> EngineConstants:

@@ -25,7 +25,7 @@ FIGURE_ORDER = (
     ("deployment_regimes", "Regimes per device of a deployment", "Regimes of a deployment"),
     ("serving_tpot_against_bound", "Validation: measured TPOT against the bound", "TPOT against the bound"),
     ("serving_realization", "Validation: bound over measured per engine and device", "Bound over measured"),
-    ("serving_gap_fits", "Validation: what the gap is made of", "What the gap is made of"),
+    ("serving_cost_shares", "Validation: what the measured TPOT is made of", "What the TPOT is made of"),
     ("serving_format_claim", "Validation: narrower weights, measured and predicted", "Narrower weights"),
     ("plan_frontier", "Planning: the derived frontier against measured points", "Plan frontier"),
 )

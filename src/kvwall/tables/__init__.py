@@ -65,7 +65,6 @@ WRITTEN_BY_OTHER_RULES: dict[str, tuple[str, str]] = {
     "reported/serving_measurements": ("kvwall.tables.validation", "measurements"),
     "derived/serving_bounds": ("kvwall.tables.validation", "bounds"),
     "derived/serving_realization": ("kvwall.tables.validation", "realization"),
-    "derived/serving_gap_fits": ("kvwall.tables.validation", "gap_fits"),
     "derived/serving_format_claim": ("kvwall.tables.validation", "format_claim"),
     "derived/serving_engine_constants": ("kvwall.tables.validation", "engine_constants"),
     "derived/serving_estimate_error": ("kvwall.tables.validation", "estimate_error"),

@@ -4,7 +4,6 @@
 - tables/derived/serving_bounds: per row, the deployment understood, its bounds and estimate, the realizations,
   the regime and, for a point below its bound, its documented diagnosis; a refused row with its reason;
 - tables/derived/serving_realization: median realization per engine and system;
-- tables/derived/serving_gap_fits: the two-term fit t = a + b KV per group of points (kvwall.validation.gap);
 - tables/derived/serving_format_claim: measured against predicted speedup of a narrower weight format
   (kvwall.validation.claim);
 - tables/derived/serving_engine_constants: each engine's fitted constants (kvwall.validation.calibration);
@@ -21,9 +20,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from kvwall.model.decode_costs import COSTS
-from kvwall.model.engine_constants import EngineConstants, rounded
+from kvwall.model.engine_constants import PRINTED_UNITS, EngineConstants, rounded
 from kvwall.render import Column, Table, keyed
-from kvwall.units import MS, US
 from kvwall.validation.calibration import FIRST_TOKEN_BOUNDS, LOWER, UPPER, Calibration
 from kvwall.validation.estimate_error import FOLDS
 
@@ -151,42 +149,6 @@ def realization(points: pd.DataFrame) -> Table:
     )
 
 
-_FITS = (
-    Column("model", "Model"),
-    Column("device", "Device"),
-    Column("backend", "Engine"),
-    Column("weight_format", "Weights"),
-    Column("mode", "Mode"),
-    Column("layout", "Decode layout"),
-    Column("isl", "ISL", None, "int"),
-    Column("osl", "OSL", None, "int"),
-    Column("points", "n", "derived", "int", "count"),
-    Column("fixed_cost_ms", "a (ms)", "derived", "fixed3", "ms"),
-    Column("kv_slope_ms_per_gb", "b (ms per GB of KV per GPU)", "derived", "fixed3", "ms/GB"),
-    Column("r_squared", "R²", "derived", "fixed3", "ratio"),
-    Column("effective_kv_bandwidth_gb_s", "1/b (GB/s)", "derived", "int", "GB/s"),
-    Column("bandwidth_realized", "1/b over datasheet", "derived", "fixed2", "ratio"),
-    Column("weight_read_ms", "Weight read (ms)", "derived", "fixed3", "ms"),
-    Column("fixed_cost_over_weight_read", "a over weight read", "derived", "fixed2", "ratio"),
-)
-
-
-@keyed("model", "device", "backend", "weight_format", "mode", "layout", "isl", "osl")
-def gap_fits(fits: pd.DataFrame) -> Table:
-    """The two-term fit per group of points that differ only in concurrency."""
-    frame = fits.assign(layout=layout_label(fits)) if not fits.empty else fits.assign(layout=None)
-    return Table(
-        id="serving_gap_fits",
-        title="What the gap is made of: TPOT = a + b x KV per GPU",
-        caption="For each group of measured points that differ only in concurrency, the least-squares fit of "
-        "measured TPOT against the KV bytes one GPU reads per step: 1/b is the engine's effective KV bandwidth, "
-        "beside the datasheet's; a is its fixed cost per step, beside the time one GPU needs to read its weights.",
-        columns=_FITS,
-        rows=records(frame, _FITS) if not frame.empty else (),
-        sources=(MEASUREMENTS_SOURCE,),
-    )
-
-
 _CLAIM = (
     Column("model", "Model"),
     Column("device", "Device"),
@@ -233,9 +195,6 @@ _CONSTANTS = (
     Column("at_bound", "At a bound", "derived"),
     Column("points", "Points fitted on", "derived", "int", "count"),
 )
-#: Each constant's unit as printed and the scale it is divided by.
-_CONSTANT_UNITS = {"fixed_step": ("ms", MS), "hbm_fraction": ("ratio", 1.0), "flop_fraction": ("ratio", 1.0),
-                   "collective_latency": ("us", US), "first_token_fixed": ("ms", MS)}
 
 
 def constants_frame(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
@@ -243,7 +202,7 @@ def constants_frame(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
     rows = []
     for engine, fitted in sorted(calibrations.items()):
         for i, name in enumerate(EngineConstants.NAMES):
-            unit, scale = _CONSTANT_UNITS[name]
+            unit, scale = PRINTED_UNITS[name]
             value = fitted.constants.values()[i]
             lower, upper = (LOWER[i], UPPER[i]) if i < len(LOWER) else FIRST_TOKEN_BOUNDS
             points = fitted.points if i < len(LOWER) else fitted.first_token_points
@@ -322,10 +281,10 @@ def cost_shares(shares: pd.DataFrame) -> Table:
         id="serving_cost_shares",
         title="What the measured TPOT is made of",
         caption="Per engine, device and mode, each named cost of the calibrated decode step (weights and KV read at "
-        "the realized bandwidth, compute past the bytes, collectives, the busiest EP rank's dispatch, the fixed cost "
-        "per step, other requests' prefill in agg mode), summed over the understood points, over their summed "
-        "measured TPOT, and the remainder no cost explains (negative where the costs price more than was measured); "
-        "constants fitted on every point of the engine (tables/derived/serving_engine_constants).",
+        "the realized bandwidth, compute past the bytes, collectives, the busiest EP rank's extra expert reads and "
+        "dispatch, the fixed cost per step, other requests' prefill in agg mode), summed over the understood points, "
+        "over their summed measured TPOT, and the remainder no cost explains (negative where the costs price more "
+        "than was measured); constants fitted on every point of the engine (tables/derived/serving_engine_constants).",
         columns=_SHARES,
         rows=records(frame, _SHARES) if not frame.empty else (),
         sources=(MEASUREMENTS_SOURCE,),

@@ -3,7 +3,7 @@
 Per engine (kvwall.validation.calibration), TPOT (kvwall.model.decode_costs) and TTFT
 (kvwall.model.first_token_estimate) are predicted four ways: at datasheet rates (kvwall.model.engine_constants,
 uncalibrated), with constants fitted on every point (in sample), by grouped K-fold cross-validation (points that
-differ only in concurrency, kvwall.validation.gap.GROUP, stay in one fold; folds drawn with a fixed seed), and
+differ only in concurrency, kvwall.validation.points.GROUP, stay in one fold; folds drawn with a fixed seed), and
 leaving one model, one device or one engine version out. Each is summarized per engine and mode by the absolute
 percentage error |estimate / measured - 1|: its median and mean and the share of points within 10% and 20%. A
 held-out set whose engine has too few training points is not predicted, and not counted; nor is a point whose engine
@@ -22,7 +22,7 @@ from kvwall.model.engine_constants import EngineConstants, datasheet_constants
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
 from kvwall.validation.calibration import Calibration, CalibrationError, calibrate
-from kvwall.validation.gap import GROUP
+from kvwall.validation.points import GROUP
 
 #: Folds of the grouped cross-validation and the seed that draws them.
 FOLDS, SEED = 5, 0

@@ -34,7 +34,10 @@ from kvwall.validation.layout import decode_engines
 
 #: What kvwall.model.decode_costs and kvwall.model.first_token_estimate read of each point, per GPU of its decode
 #: engine (kvwall.model.decode_inputs), and the stored over the counted KV bytes per element of its engine.
-COST_INPUTS = (*DECODE_INPUTS[:8], "stored_kv_ratio", *DECODE_INPUTS[8:])
+COST_INPUTS = (*DECODE_INPUTS[:9], "stored_kv_ratio", *DECODE_INPUTS[9:])
+
+#: The columns that make points one group: everything but the concurrency.
+GROUP = ("model", "device", "backend", "weight_format", "mode", "tp", "pp", "dp", "moe_tp", "moe_ep", "isl", "osl")
 
 CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND, WEIGHT_BOUND = "capacity-bound", "compute-bound", "kv-bound", "weight-bound"
 
@@ -67,7 +70,7 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     points = pd.concat([rows[["id", "backend", "mode", "isl", "osl"]], mapped.drop(columns="reason"), engines.drop(columns="reason")], axis=1)
     points["reason"] = mapped["reason"].fillna(engines["reason"])
     points["decode_context"] = rows["isl"] + rows["osl"] / 2.0
-    derived = ("fitting", "running_batch", "kv_read_per_device", "weight_read_per_device", "weight_read_ms",
+    derived = ("fitting", "running_batch", "kv_read_per_device", "weight_read_per_device",
                "hbm_bandwidth", "tpot_bound_ms", "tpot_estimate_ms", "collectives_ms", "ttft_bound_ms", *COST_INPUTS)
     for name in derived:
         points[name] = np.nan
@@ -84,7 +87,7 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
         except DeploymentError as error:
             points.loc[group.index, "reason"] = f"a layout that does not divide: {error.reason}"
             continue
-        _bound(points, group.index, model, device, deployment, vmap, serving)
+        derive(points, group.index, model, device, deployment, vmap, serving)
     points.loc[points["reason"].notna(), list(derived)] = np.nan
     points.loc[points["reason"].notna(), "regime"] = None
     tpot, ttft = rows["silicon_tpot_ms"], rows["silicon_ttft_ms"]
@@ -93,9 +96,10 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     return points
 
 
-def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Deployment, vmap: ValidationMap,
+def derive(points: pd.DataFrame, index: pd.Index, model, device, deployment: Deployment, vmap: ValidationMap,
            serving: ServingInputs) -> None:
-    """Fill the derived columns of the rows ``index``, which share one model, device and deployment."""
+    """Fill the derived columns of the rows ``index``, which share one model, device and deployment; each row holds
+    its backend, mode, isl, osl, in_flight (the requests in flight on the engine) and decode_context."""
     group = points.loc[index]
     context = group["decode_context"].to_numpy(dtype=float)
     # The rows do not record the engines' memory settings; the default engine's rule (TensorRT-LLM's, the most
@@ -116,7 +120,6 @@ def _bound(points: pd.DataFrame, index: pd.Index, model, device, deployment: Dep
     points.loc[index, "running_batch"] = batch
     points.loc[index, "kv_read_per_device"] = step.kv_bytes
     points.loc[index, "weight_read_per_device"] = step.weight_bytes
-    points.loc[index, "weight_read_ms"] = weights_once / MS
     points.loc[index, "hbm_bandwidth"] = device.hbm_bandwidth
     points.loc[index, "tpot_bound_ms"] = step.bound / tokens / MS
     points.loc[index, "tpot_estimate_ms"] = step.estimate / tokens / MS

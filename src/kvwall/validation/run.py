@@ -1,4 +1,4 @@
-"""One validation of a file of serving measurements: points, diagnoses, gap fits and the weight-format claim."""
+"""One validation of a file of serving measurements: points, diagnoses and the weight-format claim."""
 
 from __future__ import annotations
 
@@ -14,16 +14,14 @@ from kvwall.inputs.validation_map import ValidationMap, load_validation_map
 from kvwall.units import DTYPE_BYTES
 from kvwall.validation.below_bound import diagnose
 from kvwall.validation.claim import format_pairs
-from kvwall.validation.gap import group_fits
 from kvwall.validation.points import evaluate
 
 
 @dataclass(frozen=True)
 class Validation:
-    """The derived results of one file: per point, per group fit, per pair of weight formats."""
+    """The derived results of one file: per point and per pair of weight formats."""
 
     points: pd.DataFrame
-    fits: pd.DataFrame
     pairs: pd.DataFrame
 
     @property
@@ -40,7 +38,7 @@ def validate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     points = evaluate(rows, catalog, vmap, serving)
     points["diagnosis"] = diagnose(points, vmap, strict)
     understood = points[points["reason"].isna()].assign(tpot_ms=rows["silicon_tpot_ms"])
-    return Validation(points, group_fits(understood), format_pairs(understood, DTYPE_BYTES))
+    return Validation(points, format_pairs(understood, DTYPE_BYTES))
 
 
 def validate_file(measurements: str | Path, validation_map: str | Path, catalog: Catalog, stamp_dir: str | Path | None = None,

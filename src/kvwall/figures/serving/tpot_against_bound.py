@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from kvwall.figures.serving import engine_name
 from kvwall.figures.style import EVIDENCE_COLORS, new_figure, settle
 from kvwall.inputs.catalog import Catalog
-from kvwall.validation.gap import GROUP
+from kvwall.validation.points import GROUP
 from kvwall.validation.run import Validation
 
 #: Panels drawn: the groups with the most points, one per model.

@@ -1,0 +1,124 @@
+"""The calibrated estimate in `kvwall regime` and `kvwall fit` with --engine: TPOT and TTFT of the deployment with
+the engine's fitted constants (tables/derived/serving_engine_constants) and their held-out error
+(tables/derived/serving_estimate_error), beside the datasheet estimate; derived from reported data, never a bound
+(kvwall.validation.calibrated)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kvwall.inputs.catalog import Catalog
+from kvwall.inputs.deployment import Deployment, load_serving_inputs
+from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
+from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT, NotCalibrated, cost_points, estimate,
+                                         read_calibrated)
+
+#: The mode the estimate prices: one engine prefilling and decoding (agg).
+MODE = "agg"
+
+
+def length_options(parser: argparse.ArgumentParser) -> None:
+    """``--isl`` and ``--osl``: the lengths the calibrated estimate prices (with --engine)."""
+    parser.add_argument("--isl", type=int, metavar="TOKENS",
+                        help="input length of each request, for the calibrated estimate of --engine")
+    parser.add_argument("--osl", type=int, metavar="TOKENS",
+                        help="output length of each request, for the calibrated estimate of --engine")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.1f} ms" if seconds < 1 else f"{seconds:,.2f} s"
+
+
+def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device, deployment: Deployment,
+                      precision: str) -> dict | None:
+    """The calibrated estimate of ``deployment`` at --batch requests of --isl and --osl tokens for --engine, as plain
+    data; None without --engine. Stops with one line where the lengths are missing or the engine is not calibrated."""
+    if args.engine is None:
+        return None
+    if args.isl is None or args.osl is None or args.isl < 1 or args.osl < 1:
+        return {"engine": args.engine, "refused": "give --isl and --osl (at least 1 token each): the lengths whose "
+                "decode and prefill the calibrated estimate prices"}
+    config = Path(catalog.files["devices"]).parent
+    try:
+        calibrated = read_calibrated(config.parent / "tables", args.engine)
+    except NotCalibrated as error:
+        return {"engine": args.engine, "refused": str(error)}
+    vmap = load_validation_map(config / VALIDATION_FILE, catalog)
+    serving = load_serving_inputs(catalog)
+    points = cost_points(model, device, deployment, args.engine, MODE, args.batch, args.isl, args.osl, vmap, serving,
+                         precision)
+    if points["reason"].notna().any():
+        return {"engine": args.engine, "refused": str(points["reason"].iloc[0])}
+    found = estimate(points, calibrated.constants, serving.collective_latency, vmap.tokens_per_step)[0]
+    return {"engine": args.engine, "mode": MODE, "isl": args.isl, "osl": args.osl, "batch": args.batch,
+            "evidence": "derived from reported data", "constants": calibrated.constants,
+            "constants_table": f"tables/{CONSTANTS_TABLE}", "tpot_s": found.tpot, "ttft_s": found.ttft,
+            "tpot_datasheet_s": found.tpot_datasheet, "ttft_datasheet_s": found.ttft_datasheet,
+            "tpot_error": calibrated.tpot_error.get(MODE), "ttft_error": calibrated.ttft_error.get(MODE),
+            "costs_s_per_token": found.costs}
+
+
+def _band(value: float, error) -> str:
+    if error is None:
+        return f"{_ms(value)} (no held-out error: no {MODE} point of this engine was held out)"
+    low, high = value * max(1 - error.median, 0.0), value * (1 + error.median)
+    return (f"{_ms(value)}, {_ms(low)} to {_ms(high)} at the median held-out error {error.median:.0%} "
+            f"(mean {error.mean:.0%}, {error.points:,} points)")
+
+
+def _header(answer: dict) -> str:
+    c = answer["constants"]
+    return (f"Calibrated estimate, {answer['engine']} ({answer['mode']}, {answer['batch']:g} requests of ISL "
+            f"{answer['isl']:,} and OSL {answer['osl']:,}): derived from reported data, the engine's constants fitted "
+            f"on measured points ({answer['constants_table']}: fixed step {c.fixed_step * 1e3:.3g} ms, HBM fraction "
+            f"{c.hbm_fraction:.3g}, FLOP fraction {c.flop_fraction:.3g}, {c.collective_latency * 1e6:.3g} us per "
+            f"collective message, {c.first_token_fixed * 1e3:.3g} ms before a first token); error band: {HELD_OUT} "
+            "cross-validation, never a bound")
+
+
+def _refused(answer: dict) -> str:
+    return f"Calibrated estimate ({answer['engine']}): none: {answer['refused']}."
+
+
+def calibrated_lines(answer: dict | None) -> list[str]:
+    """The answer as `kvwall regime` prints it; nothing without --engine."""
+    if answer is None:
+        return []
+    if "refused" in answer:
+        return [_refused(answer)]
+    costs = answer["costs_s_per_token"]
+    return [
+        _header(answer),
+        *(f"  {q.upper()}  {_band(answer[f'{q}_s'], answer[f'{q}_error'])}; datasheet estimate "
+          f"{_ms(answer[f'{q}_datasheet_s'])}" for q in ("tpot", "ttft")),
+        "  TPOT made of: " + ", ".join(f"{name} {_ms(seconds)}" for name, seconds in costs.items()),
+    ]
+
+
+def _short(value: float, error) -> str:
+    if error is None:
+        return _ms(value)
+    return f"{_ms(value)} ({_ms(value * max(1 - error.median, 0.0))} to {_ms(value * (1 + error.median))})"
+
+
+def calibrated_table(labels: list[str], answers: list[dict | None]) -> list[str]:
+    """The answers of `kvwall fit`, one layout a line under one header; nothing without --engine."""
+    given = [(label, answer) for label, answer in zip(labels, answers) if answer is not None]
+    if not given:
+        return []
+    fitted = [answer for _, answer in given if "refused" not in answer]
+    if not fitted:
+        return [_refused(given[0][1])]
+    first = fitted[0]
+    held = first["tpot_error"] and first["ttft_error"]
+    lines = [_header(first), f"  median held-out error: TPOT {first['tpot_error'].median:.0%}, TTFT "
+             f"{first['ttft_error'].median:.0%}" if held else "  no held-out error for this engine's agg points"]
+    for label, answer in given:
+        if "refused" in answer:
+            lines.append(f"  {label}: none: {answer['refused']}")
+        else:
+            lines.append(f"  {label}: TPOT {_short(answer['tpot_s'], answer['tpot_error'])}, TTFT "
+                         f"{_short(answer['ttft_s'], answer['ttft_error'])}; datasheet TPOT "
+                         f"{_ms(answer['tpot_datasheet_s'])}")
+    return lines

@@ -1,0 +1,171 @@
+"""The calibrated estimate where a user asks for it (`kvwall regime|fit --engine`, `kvwall validate`): derived from
+reported data.
+
+An engine's constants are read back from tables/derived/serving_engine_constants (fitted by
+kvwall.validation.calibration on every understood measured point of the engine) and its held-out error from
+tables/derived/serving_estimate_error (grouped 5-fold cross-validation, kvwall.validation.estimate_error), so that
+an answer prints the same constants the tables show, never a fit of its own. A deployment's decode step and first
+token are priced by kvwall.model.decode_costs and kvwall.model.first_token_estimate with those constants, beside
+the same sums at datasheet rates (kvwall.model.engine_constants.datasheet_constants). No bound reads any of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kvwall.inputs.deployment import Deployment, ServingInputs
+from kvwall.inputs.validation_map import ValidationMap
+from kvwall.model.decode_costs import COSTS, decode_costs, decode_step
+from kvwall.model.engine_constants import PRINTED_UNITS, EngineConstants, datasheet_constants, rounded
+from kvwall.model.first_token_estimate import first_token_estimate
+from kvwall.units import MS
+from kvwall.validation.estimate_error import SCHEMES
+from kvwall.validation.points import COST_INPUTS, derive
+
+#: The tables the constants and their error are read from, under a checkout's tables/.
+CONSTANTS_TABLE, ERROR_TABLE = "derived/serving_engine_constants", "derived/serving_estimate_error"
+#: The error band an estimate is printed with: points held out by grouped K-fold cross-validation.
+HELD_OUT = SCHEMES[2]
+
+
+class NotCalibrated(ValueError):
+    """No calibration for an engine: its tables are not built, or they hold no row of it."""
+
+
+@dataclass(frozen=True)
+class HeldOutError:
+    """The estimate's absolute percentage error on held-out points of one engine, mode and quantity."""
+
+    scheme: str
+    points: int
+    median: float
+    mean: float
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """One engine's fitted constants and the held-out error of its TPOT and TTFT, by mode."""
+
+    engine: str
+    constants: EngineConstants
+    tpot_error: dict[str, HeldOutError]
+    ttft_error: dict[str, HeldOutError]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """TPOT and TTFT (s) with the engine's constants and at datasheet rates, and the named costs of the step (s per
+    output token)."""
+
+    tpot: float
+    ttft: float
+    tpot_datasheet: float
+    ttft_datasheet: float
+    costs: dict[str, float]
+
+
+def _table(tables: Path, artifact: str) -> pd.DataFrame:
+    path = tables / f"{artifact}.csv"
+    if not path.is_file():
+        raise NotCalibrated(f"{path} not found: build the validation tables (snakemake) for a calibrated estimate")
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
+
+
+def read_calibrated(tables: str | Path, engine: str) -> Calibrated:
+    """``engine``'s constants (in base units) and held-out errors from the tables under ``tables``."""
+    constants = _table(Path(tables), CONSTANTS_TABLE)
+    rows = constants[constants["backend"] == engine].set_index("constant")
+    if rows.empty:
+        raise NotCalibrated(f"{engine}: no fitted constants in {Path(tables) / CONSTANTS_TABLE}.csv")
+    # the table prints each constant in its unit; back in base units, its three significant digits are the fit's own
+    values = {name: rounded(float(rows.loc[name, "value"]) * PRINTED_UNITS[name][1]) for name in EngineConstants.NAMES}
+    errors = _table(Path(tables), ERROR_TABLE)
+    held = errors[(errors["scheme"] == HELD_OUT) & (errors["backend"] == engine)]
+
+    def by_mode(quantity: str) -> dict[str, HeldOutError]:
+        chosen = held[held["quantity"] == quantity]
+        return {r["mode"]: HeldOutError(HELD_OUT, int(r["points"]), float(r["median_error"]), float(r["mean_error"]))
+                for r in chosen.to_dict("records")}
+
+    return Calibrated(engine, EngineConstants(**values), by_mode("TPOT"), by_mode("TTFT"))
+
+
+def cost_points(model, device, deployment: Deployment, engine: str, mode: str, in_flight: float, isl: float,
+                osl: float, vmap: ValidationMap, serving: ServingInputs, precision: str) -> pd.DataFrame:
+    """One point in the columns of kvwall.validation.points (COST_INPUTS among them): ``in_flight`` requests of
+    ``isl`` tokens in and ``osl`` out on ``deployment``, at the mean decode context isl + osl / 2. Its GEMMs run at
+    the precision the validation map names for its weight format, else at ``precision`` (a checkpoint's per-part
+    formats, which no measured row names)."""
+    if deployment.weight_format not in vmap.compute_precision:
+        vmap = replace(vmap, compute_precision={**vmap.compute_precision, deployment.weight_format: precision})
+    points = pd.DataFrame({"backend": [engine], "mode": [mode], "isl": [float(isl)], "osl": [float(osl)],
+                           "in_flight": [float(in_flight)], "decode_context": [isl + osl / 2.0], "reason": [None]})
+    for name in ("fitting", "running_batch", "kv_read_per_device", "weight_read_per_device", "hbm_bandwidth",
+                 *COST_INPUTS):
+        points[name] = np.nan
+    derive(points, points.index, model, device, deployment, vmap, serving)
+    return points
+
+
+def estimate(points: pd.DataFrame, constants: EngineConstants, latency: float, tokens: float) -> list[Estimate]:
+    """The estimate of every point of ``points`` (kvwall.validation.points' columns) with ``constants``, beside the
+    datasheet's (``latency``: the stated latency per collective message); ``tokens`` per decode step."""
+    tpot = decode_step(points, constants) / tokens
+    ttft = first_token_estimate(points, constants)
+    datasheet = datasheet_constants(latency)
+    tpot_datasheet = decode_step(points, datasheet) / tokens
+    ttft_datasheet = first_token_estimate(points, datasheet)
+    costs = {name: values / tokens for name, values in decode_costs(points, constants).items()}
+    return [Estimate(float(tpot[i]), float(ttft[i]), float(tpot_datasheet[i]), float(ttft_datasheet[i]),
+                     {name: float(values[i]) for name, values in costs.items()}) for i in range(len(points))]
+
+
+#: The columns estimate_columns writes, in order.
+ESTIMATE_COLUMNS = ("tpot_estimate_ms", "tpot_datasheet_ms", "ttft_estimate_ms", *(f"cost_{name}_ms" for name in COSTS))
+
+
+def estimate_columns(points: pd.DataFrame, calibrated: dict[str, EngineConstants], latency: float,
+                     tokens: float) -> pd.DataFrame:
+    """Per understood point (others NaN): tpot_estimate_ms with its engine's constants (NaN for an engine not in
+    ``calibrated``), tpot_datasheet_ms at datasheet rates, ttft_estimate_ms with the engine's constants and, per named
+    cost, cost_<name>_ms, its share of tpot_estimate_ms."""
+    out = pd.DataFrame(np.nan, index=points.index, columns=list(ESTIMATE_COLUMNS))
+    understood = points[points["reason"].isna()]
+    if understood.empty:
+        return out
+    out.loc[understood.index, "tpot_datasheet_ms"] = decode_step(understood, datasheet_constants(latency)) / tokens / MS
+    for engine, group in understood.groupby("backend", sort=True):
+        if engine in calibrated:
+            out.loc[group.index, "tpot_estimate_ms"] = decode_step(group, calibrated[engine]) / tokens / MS
+            out.loc[group.index, "ttft_estimate_ms"] = first_token_estimate(group, calibrated[engine]) / MS
+            for name, seconds in decode_costs(group, calibrated[engine]).items():
+                out.loc[group.index, f"cost_{name}_ms"] = seconds / tokens / MS
+    return out
+
+
+def engine_constants(tables: str | Path, engines) -> dict[str, EngineConstants]:
+    """The fitted constants of each of ``engines`` that the tables under ``tables`` hold (none where not built)."""
+    found = {}
+    for engine in engines:
+        try:
+            found[engine] = read_calibrated(tables, engine).constants
+        except NotCalibrated:
+            continue
+    return found
+
+
+#: The table whose understood rows (no refusal reason) are the points every engine's constants were fitted on.
+FITTED_ON_TABLE = "derived/serving_bounds"
+
+
+def fitted_ids(tables: str | Path) -> set[str]:
+    """The ids of the measured points the committed constants were fitted on (empty where the tables are not built)."""
+    path = Path(tables) / f"{FITTED_ON_TABLE}.csv"
+    if not path.is_file():
+        return set()
+    bounds = pd.read_csv(path, usecols=["id", "reason"], keep_default_na=False, na_values=[""])
+    return set(bounds.loc[bounds["reason"].isna(), "id"])

@@ -1,0 +1,156 @@
+"""The calibrated estimate where users ask for it: constants and held-out error read back from the tables, a point
+priced by hand with them and at datasheet rates, `kvwall regime --engine` and the columns of `kvwall validate`."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kvwall.model.decode_costs import COSTS
+from kvwall.model.engine_constants import EngineConstants
+from kvwall.validation.calibrated import NotCalibrated, estimate, estimate_columns, read_calibrated
+
+
+def _tables(folder):
+    """Tables holding one engine's constants and errors as the validation writes them (printed units)."""
+    derived = folder / "derived"
+    derived.mkdir(parents=True)
+    rows = [("fixed_step", 2.0, "ms"), ("hbm_fraction", 0.5, "ratio"), ("flop_fraction", 0.5, "ratio"),
+            ("collective_latency", 20.0, "us"), ("first_token_fixed", 100.0, "ms")]
+    pd.DataFrame([{"backend": "vllm", "constant": c, "value": v, "half_interval": 0.1, "unit": u, "lower": 0,
+                   "upper": 1, "at_bound": "no", "points": 500} for c, v, u in rows]).to_csv(
+        derived / "serving_engine_constants.csv", index=False)
+    errors = [("datasheet", "TPOT", "agg", 0.5, 0.5), ("grouped 5-fold", "TPOT", "agg", 0.17, 0.22),
+              ("grouped 5-fold", "TTFT", "agg", 0.45, 0.6), ("grouped 5-fold", "TPOT", "disagg", 0.4, 0.4)]
+    pd.DataFrame([{"scheme": s, "quantity": q, "backend": "vllm", "mode": m, "points": 100, "median_error": med,
+                   "mean_error": mean, "within_10": 0.3, "within_20": 0.5} for s, q, m, med, mean in errors]).to_csv(
+        derived / "serving_estimate_error.csv", index=False)
+    return folder
+
+
+def test_the_constants_are_read_back_in_base_units_with_their_held_out_error(tmp_path):
+    found = read_calibrated(_tables(tmp_path), "vllm")
+    assert found.constants == EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1)
+    assert (found.tpot_error["agg"].median, found.tpot_error["agg"].mean) == (0.17, 0.22)
+    assert found.tpot_error["agg"].scheme == "grouped 5-fold" and found.ttft_error["agg"].median == 0.45
+    with pytest.raises(NotCalibrated, match="sglang: no fitted constants"):
+        read_calibrated(tmp_path, "sglang")
+    with pytest.raises(NotCalibrated, match="not found"):
+        read_calibrated(tmp_path / "elsewhere", "vllm")
+
+
+def _point(**changes):
+    point = {"backend": "vllm", "mode": "agg", "osl": 1000.0, "pipeline_idle": 1.0, "hbm_bandwidth": 2e12,
+             "peak_flops": 1e15, "weight_read_per_device": 4e9, "kv_read_per_device": 1e9, "stored_kv_ratio": 1.0,
+             "flops_per_device": 1e12, "expert_ranks": 1.0, "dispatch_load": 0.0, "dispatch_s": 0.0,
+             "imbalance_read_per_device": 0.0, "running_batch": 100.0, "prefill_flops_per_device": 5e13,
+             "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0, "collective_messages": 0.0, "reason": None}
+    return pd.DataFrame([{**point, **changes}])
+
+
+def test_a_point_priced_by_hand_with_the_constants_and_at_datasheet_rates():
+    found = estimate(_point(), EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1), latency=5e-6, tokens=1.0)[0]
+    # at half the bandwidth and peak: weights 4e9 / 1e12 = 4 ms, KV 1 ms, compute max(0, 2 - 5 ms) = 0, fixed 2 ms,
+    # prefill 100 / 1000 arrivals x 5e13 / 5e14 = 10 ms: 17 ms. TTFT 0.1 s + (100 + 1) / 2 x 0.1 s = 5.15 s.
+    assert found.tpot == pytest.approx(17e-3) and found.ttft == pytest.approx(5.15)
+    # at datasheet rates: 2 + 0.5 + 0 + 0 + 5 ms; TTFT 50.5 x 0.05 s.
+    assert found.tpot_datasheet == pytest.approx(7.5e-3) and found.ttft_datasheet == pytest.approx(2.525)
+    assert found.costs == pytest.approx({"weights": 4e-3, "kv": 1e-3, "compute": 0.0, "collectives": 0.0,
+                                         "imbalance": 0.0, "fixed": 2e-3, "prefill": 10e-3})
+    assert sum(found.costs.values()) == pytest.approx(found.tpot)
+
+
+def test_the_calibrated_columns_leave_refused_rows_and_engines_without_constants_empty():
+    points = pd.concat([_point(), _point(backend="sglang"), _point(reason="not mapped")], ignore_index=True)
+    columns = estimate_columns(points, {"vllm": EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1)}, 5e-6, 1.0)
+    # TPOT, datasheet TPOT, TTFT, then weights, KV, compute, collectives, imbalance, fixed, prefill (ms)
+    assert columns.loc[0].tolist() == pytest.approx([17.0, 7.5, 5150.0, 4.0, 1.0, 0.0, 0.0, 0.0, 2.0, 10.0])
+    assert np.isnan(columns.loc[1, "tpot_estimate_ms"]) and columns.loc[1, "tpot_datasheet_ms"] == pytest.approx(7.5)
+    assert columns.loc[2].isna().all()
+    # no engine constant makes a GPU faster than its datasheet
+    assert (columns["tpot_estimate_ms"].dropna() >= columns["tpot_datasheet_ms"][columns["tpot_estimate_ms"].notna()]).all()
+
+
+def test_kvwall_regime_prints_the_calibrated_estimate_with_its_held_out_error(root, capsys):
+    from kvwall.cli.main import main
+
+    command = ["regime", "--model", "llama-3-70b", "--device", "h200-sxm", "--batch", "64", "--context", "8k",
+               "--tp", "4", "--config", str(root / "config"), "--engine", "vllm"]
+    assert main([*command, "--isl", "1024", "--osl", "1024"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("Calibrated estimate, vllm (agg"))
+    assert "derived from reported data" in lines[head] and "grouped 5-fold cross-validation" in lines[head]
+    assert "never a bound" in lines[head]
+    constants = pd.read_csv(root / "tables" / "derived" / "serving_engine_constants.csv")
+    fixed = constants[(constants["backend"] == "vllm") & (constants["constant"] == "fixed_step")]["value"].iloc[0]
+    assert f"fixed step {fixed:.3g} ms" in lines[head]
+    errors = pd.read_csv(root / "tables" / "derived" / "serving_estimate_error.csv")
+    held = errors[(errors["scheme"] == "grouped 5-fold") & (errors["backend"] == "vllm") & (errors["mode"] == "agg")]
+    tpot_error = held[held["quantity"] == "TPOT"]["median_error"].iloc[0]
+    assert lines[head + 1].startswith("  TPOT ") and f"median held-out error {tpot_error:.0%}" in lines[head + 1]
+    assert "datasheet estimate" in lines[head + 1] and lines[head + 2].startswith("  TTFT ")
+    tpot = float(lines[head + 1].split()[1])
+    low, high = float(lines[head + 1].split()[3]), float(lines[head + 1].split()[6])
+    assert low == pytest.approx(tpot * (1 - tpot_error), abs=0.06) and high == pytest.approx(tpot * (1 + tpot_error), abs=0.06)
+    assert main(command) == 0
+    assert "Calibrated estimate (vllm): none: give --isl and --osl" in capsys.readouterr().out
+
+
+def test_kvwall_validate_writes_the_calibrated_and_datasheet_estimates(root, tmp_path, capsys):
+    from kvwall.cli.main import main
+
+    source = root / "data" / "reported" / "serving-measurements.csv"
+    dense = "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp4_ep1_507"
+    lines = source.read_text().splitlines()
+    small = tmp_path / "mine.csv"
+    small.write_text("\n".join([lines[0], *[line for line in lines if line.startswith(dense + ",")]]) + "\n")
+    assert main(["validate", str(small), "--output", str(tmp_path / "out.csv"), "--config", str(root / "config")]) == 0
+    row = pd.read_csv(tmp_path / "out.csv").iloc[0]
+    constants = pd.read_csv(root / "tables" / "derived" / "serving_engine_constants.csv")
+    trtllm = constants[constants["backend"] == "trtllm"].set_index("constant")["value"]
+    h, f = trtllm["hbm_fraction"], trtllm["flop_fraction"]
+    # by hand, as tests/test_estimate.py prices this row: weights 17,387,593,856 B and KV 26,843,545,600 B over
+    # h x 4.8 TB/s, collectives 160 all-reduces of 1.5 x 128 x 8192 BF16 over 450 GB/s plus 160 latencies, the
+    # fixed step, 128 / 8192 arrivals of a 1024-token prefill over the four GPUs' f x 1.979 PFLOP/s.
+    prefill = 2 * 1024 * 70.6e9 / 4  # about; the exact FLOPs are the point's own
+    step = ((17387593856 + 26843545600) / (h * 4.8e12) + 160 * 1.5 * 128 * 8192 * 2 / 450e9
+            + 160 * trtllm["collective_latency"] * 1e-6 + trtllm["fixed_step"] * 1e-3 + 128 / 8192 * prefill / (f * 1.979e15))
+    assert row["tpot_estimate_ms"] == pytest.approx(step * 1e3, rel=0.01)
+    assert row["tpot_datasheet_ms"] < row["tpot_estimate_ms"] and row["tpot_bound_ms"] <= row["tpot_datasheet_ms"]
+    assert row["ttft_estimate_ms"] > row["ttft_bound_ms"]
+    costs = row[[f"cost_{name}_ms" for name in COSTS]]
+    assert costs.sum() == pytest.approx(row["tpot_estimate_ms"]) and (costs >= 0).all()
+    assert row["cost_imbalance_ms"] == 0.0  # dense, TP only
+    summary = capsys.readouterr().err
+    assert "calibrated estimate (derived from reported data), median |error|: " in summary
+    assert "on 1 rows fitted on, none on unseen rows" in summary
+
+
+def test_kvwall_fit_prices_every_layout_it_lists_once_calibrated(root, capsys):
+    from kvwall.cli.main import main
+
+    assert main(["fit", "--model", "llama-3-70b", "--device", "h100-sxm", "--batch", "32", "--context", "8k",
+                 "--config", str(root / "config"), "--engine", "trtllm", "--isl", "4096", "--osl", "1024"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("Calibrated estimate, trtllm (agg"))
+    priced = [line for line in lines[head + 2:] if ": TPOT " in line]
+    listed = [line for line in lines[:head] if " TP" in line or " PP" in line or " DP" in line]
+    assert sum(line.startswith("Calibrated estimate") for line in lines) == 1 and len(priced) == len(listed) > 1
+    for line in priced:  # no fitted constant makes a GPU faster than its datasheet
+        tpot, datasheet = float(line.split("TPOT ")[1].split()[0]), float(line.split("datasheet TPOT ")[1].split()[0])
+        assert tpot >= datasheet
+
+
+def test_kvwall_regime_json_holds_the_calibrated_estimate(root, capsys):
+    import json
+
+    from kvwall.cli.main import main
+
+    assert main(["regime", "--model", "llama-3-70b", "--device", "h200-sxm", "--batch", "64", "--context", "8k",
+                 "--tp", "4", "--config", str(root / "config"), "--engine", "vllm", "--isl", "1024", "--osl", "1024",
+                 "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)["calibrated_estimate"]
+    assert answer["evidence"] == "derived from reported data" and answer["tpot_error"]["scheme"] == "grouped 5-fold"
+    assert math.isclose(sum(answer["costs_s_per_token"].values()), answer["tpot_s"], rel_tol=1e-12)
+    assert answer["tpot_s"] >= answer["tpot_datasheet_s"] and answer["ttft_s"] >= answer["ttft_datasheet_s"]
