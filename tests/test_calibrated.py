@@ -45,7 +45,7 @@ def _point(**changes):
              "peak_flops": 1e15, "weight_read_per_device": 4e9, "kv_read_per_device": 1e9, "stored_kv_ratio": 1.0,
              "flops_per_device": 1e12, "expert_ranks": 1.0, "dispatch_load": 0.0, "dispatch_s": 0.0,
              "imbalance_read_per_device": 0.0, "running_batch": 100.0, "prefill_flops_per_device": 5e13,
-             "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0, "collective_messages": 0.0, "reason": None}
+             "prefill_collectives_s": 0.0, "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0, "collective_messages": 0.0, "reason": None}
     return pd.DataFrame([{**point, **changes}])
 
 
