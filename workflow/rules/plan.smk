@@ -9,22 +9,18 @@ TABLE_ARTIFACTS += PLAN_ARTIFACTS
 
 rule plan_ranking:
     input:
-        view=VIEWS["serving"],
-        measurements=SERVING_MEASUREMENTS,
-        validation=VALIDATION_MAP,
+        validated=VALIDATED,
         script="workflow/scripts/plan_ranking.py",
-        code=kvwall_code("workflow/scripts/plan_ranking.py"),
+        # the saved validation's catalogue unpickles through kvwall.inputs.views
+        code=kvwall_code("workflow/scripts/plan_ranking.py", "kvwall.inputs.views"),
     output:
         PLAN_ARTIFACTS,
     log:
         "logs/tables/derived/plan_ranking.log",
     conda:
         "../envs/kvwall.yaml"
-    params:
-        stamps=CHECKED_STAMPS,
     shell:
-        "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
-        "{params.stamps:q} 2> {log:q}"
+        "python {input.script:q} {output:q} {input.validated:q} 2> {log:q}"
 
 
 PLAN_FIGURE_ARTIFACTS = expand("figures/plan_frontier.{ext}", ext=("svg", "pdf", "png"))
@@ -34,8 +30,7 @@ rule plan_frontier:
     input:
         "matplotlibrc",
         view=VIEWS["serving"],
-        measurements=SERVING_MEASUREMENTS,
-        validation=VALIDATION_MAP,
+        validated=VALIDATED,
         script="workflow/scripts/plan_frontier.py",
         code=kvwall_code("workflow/scripts/plan_frontier.py"),
     output:
@@ -51,8 +46,5 @@ rule plan_frontier:
         "logs/figures/plan_frontier.log",
     conda:
         "../envs/kvwall.yaml"
-    params:
-        stamps=CHECKED_STAMPS,
     shell:
-        "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
-        "{params.stamps:q} 2> {log:q}"
+        "python {input.script:q} {output:q} {input.view:q} {input.validated:q} 2> {log:q}"

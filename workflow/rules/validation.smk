@@ -15,13 +15,34 @@ VALIDATION_TABLES = {
 VALIDATION_ARTIFACTS = expand(
     "tables/{table}.{ext}", table=VALIDATION_TABLES.values(), ext=("csv", "md", "tex")
 )
+# The validation of the serving measurements, saved once for the jobs that read it (kvwall.validation.run).
+VALIDATED = ".snakemake/kvwall-validation/serving.pickle"
+
+
+rule validation:
+    input:
+        view=VIEWS["serving"],
+        measurements=SERVING_MEASUREMENTS,
+        validation=VALIDATION_MAP,
+        script="workflow/scripts/validation.py",
+        code=kvwall_code("workflow/scripts/validation.py"),
+    output:
+        VALIDATED,
+    log:
+        "logs/validation/validation.log",
+    conda:
+        "../envs/kvwall.yaml"
+    params:
+        stamps=CHECKED_STAMPS,
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
+        "{params.stamps:q} 2> {log:q}"
 
 
 rule validation_tables:
     input:
         view=VIEWS["serving"],
-        measurements=SERVING_MEASUREMENTS,
-        validation=VALIDATION_MAP,
+        validated=VALIDATED,
         script="workflow/scripts/validation_tables.py",
         code=kvwall_code("workflow/scripts/validation_tables.py"),
     output:
@@ -33,11 +54,8 @@ rule validation_tables:
         "logs/validation/tables.log",
     conda:
         "../envs/kvwall.yaml"
-    params:
-        stamps=CHECKED_STAMPS,
     shell:
-        "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
-        "{params.stamps:q} 2> {log:q}"
+        "python {input.script:q} {output:q} {input.view:q} {input.validated:q} 2> {log:q}"
 
 
 from kvwall.figures.serving import COST_SHARES_FIGURE, SERVING_FIGURES
@@ -69,8 +87,7 @@ rule validation_figures:
     input:
         "matplotlibrc",
         view=VIEWS["serving"],
-        measurements=SERVING_MEASUREMENTS,
-        validation=VALIDATION_MAP,
+        validated=VALIDATED,
         script="workflow/scripts/validation_figures.py",
         code=kvwall_code(
             "workflow/scripts/validation_figures.py",
@@ -85,11 +102,8 @@ rule validation_figures:
         "logs/validation/figures.log",
     conda:
         "../envs/kvwall.yaml"
-    params:
-        stamps=CHECKED_STAMPS,
     shell:
-        "python {input.script:q} {output:q} {input.view:q} {input.measurements:q} {input.validation:q} "
-        "{params.stamps:q} 2> {log:q}"
+        "python {input.script:q} {output:q} {input.view:q} {input.validated:q} 2> {log:q}"
 
 
 # What the measured TPOT is made of, drawn from its table: the engines' constants are fitted once, by the tables' job.

@@ -1,7 +1,7 @@
 """Draw every validation figure of kvwall.figures.serving from one validation, each as SVG, PDF and PNG.
 
 Arguments: the figures' SVG, PDF and PNG paths (three per figure, each named figures/<figure>.<ext>), then the view
-(kvwall.inputs.views), the serving measurements, the validation map and the folder of check stamps.
+(kvwall.inputs.views) and the validation the validation job saved (kvwall.validation.run).
 """
 
 import sys
@@ -11,11 +11,11 @@ from pathlib import Path
 from kvwall.figures.serving import SERVING_FIGURES
 from kvwall.figures.style import save
 from kvwall.inputs.views import load_view
-from kvwall.validation.run import validate_file
+from kvwall.validation.run import load_validation
 
-*outputs, view_path, measurements, validation_map, stamps = sys.argv[1:]
+*outputs, view_path, validated = sys.argv[1:]
 catalog = load_view(view_path).catalog
-rows, _, result = validate_file(measurements, validation_map, catalog, stamps)
+rows, _, result = load_validation(validated)
 for start in range(0, len(outputs), 3):
     paths = outputs[start:start + 3]
     module = SERVING_FIGURES[Path(paths[0]).stem]

@@ -1,7 +1,7 @@
 """Hold every reported serving measurement against its derived bounds; write the validation tables.
 
 Arguments: the tables' CSV, Markdown and LaTeX paths (three per table, each named tables/<class>/<table>.<ext>),
-then the view (kvwall.inputs.views), the serving measurements, the validation map and the folder of check stamps.
+then the view (kvwall.inputs.views) and the validation the validation job saved (kvwall.validation.run).
 """
 
 import sys
@@ -13,11 +13,11 @@ from kvwall.render import write_table
 from kvwall.tables import validation as tables
 from kvwall.validation.cost_shares import cost_shares
 from kvwall.validation.estimate_error import assess
-from kvwall.validation.run import validate_file
+from kvwall.validation.run import load_validation
 
-*outputs, view_path, measurements, validation_map, stamps = sys.argv[1:]
+*outputs, view_path, validated = sys.argv[1:]
 catalog = load_view(view_path).catalog
-rows, vmap, result = validate_file(measurements, validation_map, catalog, stamps)
+rows, vmap, result = load_validation(validated)
 calibrations, _, summary = assess(result.understood, rows, vmap.tokens_per_step, load_serving_inputs(catalog).collective_latency)
 built = {
     "reported/serving_measurements": tables.measurements(rows),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,3 +48,26 @@ def validate_file(measurements: str | Path, validation_map: str | Path, catalog:
     rows = read_serving_measurements(measurements, stamp_dir)
     vmap = load_validation_map(validation_map, catalog)
     return rows, vmap, validate(rows, catalog, vmap, load_serving_inputs(catalog), strict)
+
+
+@dataclass(frozen=True)
+class ValidatedFile:
+    """What validate_file returns, saved once by the workflow's validation job for every job that reads it."""
+
+    rows: pd.DataFrame
+    vmap: ValidationMap
+    validation: Validation
+
+
+def save_validation(path: str | Path, rows: pd.DataFrame, vmap: ValidationMap, validation: Validation) -> None:
+    """Save one validation at ``path`` (a file of this build's own, read back by load_validation)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_bytes(pickle.dumps(ValidatedFile(rows, vmap, validation), protocol=5))
+
+
+def load_validation(path: str | Path) -> tuple[pd.DataFrame, ValidationMap, Validation]:
+    """The rows, the map and the result the workflow's validation job saved at ``path``."""
+    saved = pickle.loads(Path(path).read_bytes())
+    if not isinstance(saved, ValidatedFile):
+        raise TypeError(f"{path} holds no validation")
+    return saved.rows, saved.vmap, saved.validation
