@@ -123,3 +123,12 @@ def test_replicas_that_serve_the_same_rate_rank_the_fewest_devices_first():
     best = best_within([twice, A], Workload(1024, 1024, tpot_max=0.015))
     assert twice.tokens_per_second_per_device[4] > A.tokens_per_second_per_device[4]
     assert [p.deployment.devices for p in best] == [1, 2]
+
+
+def test_a_replica_that_serves_the_same_rates_adds_no_point_to_the_frontier():
+    # DP2 of A at twice A's batches: per user and per device A's rates but for a last bit, higher on both, which a
+    # comparison of the last bits would put on the frontier in A's place; to 9 digits they tie and A's one device stays
+    twice = LayoutCurve(Deployment(2, 1, data_parallel=2), A.batches * 2, A.tpot * (1 - 1e-15), A.ttft)
+    assert np.all(twice.tokens_per_second_per_user > A.tokens_per_second_per_user)
+    assert {p.deployment.devices for p in frontier([twice, A])} == {1}
+    assert [(p.deployment.devices, p.batch) for p in frontier([twice, A])] == [(1, b) for b in range(1, 11)]

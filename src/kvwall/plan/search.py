@@ -117,12 +117,16 @@ def best_within(curves: list[LayoutCurve], workload: Workload) -> list[PlanPoint
         meets = np.flatnonzero(within)
         if meets.size:
             found.append(_point(curve, int(meets[np.argmax(curve.tokens_per_second_per_device[meets])])))
-    return sorted(found, key=lambda p: (-_significant(p.tokens_per_second_per_device), p.deployment.devices, p.tpot))
+    return sorted(found, key=lambda p: (-float(_significant(p.tokens_per_second_per_device)), p.deployment.devices, p.tpot))
 
 
-def _significant(rate: float) -> float:
-    """A rate to TIE_DIGITS significant digits: DP replicas of one layout serve the same rate but for the last bits."""
-    return float(f"{rate:.{TIE_DIGITS}g}")
+def _significant(rate: np.ndarray | float) -> np.ndarray:
+    """Rates to TIE_DIGITS significant digits (0 stays 0): DP replicas of one layout serve the same rate but for the
+    last bits, and rates that agree to that many digits tie."""
+    rate = np.asarray(rate, dtype=float)
+    positive = rate > 0
+    scale = 10.0 ** (TIE_DIGITS - 1 - np.floor(np.log10(np.where(positive, rate, 1.0))))
+    return np.where(positive, np.round(rate * scale) / scale, rate)
 
 
 def closest(curves: list[LayoutCurve]) -> PlanPoint | None:
@@ -133,11 +137,12 @@ def closest(curves: list[LayoutCurve]) -> PlanPoint | None:
 
 
 def frontier(curves: list[LayoutCurve]) -> list[PlanPoint]:
-    """The points no other point beats on both tokens/s per device and tokens/s per user, fastest per user first."""
+    """The points no other point beats on both tokens/s per device and tokens/s per user (each to TIE_DIGITS
+    significant digits; of points that tie on both, the one on the fewest devices), fastest per user first."""
     if not curves:
         return []
-    per_user = np.concatenate([c.tokens_per_second_per_user for c in curves])
-    per_device = np.concatenate([c.tokens_per_second_per_device for c in curves])
+    per_user = _significant(np.concatenate([c.tokens_per_second_per_user for c in curves]))
+    per_device = _significant(np.concatenate([c.tokens_per_second_per_device for c in curves]))
     devices = np.concatenate([np.full(c.batches.size, c.deployment.devices) for c in curves])
     curve_of = np.concatenate([np.full(c.batches.size, k) for k, c in enumerate(curves)])
     index_in = np.concatenate([np.arange(c.batches.size) for c in curves])
