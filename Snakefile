@@ -37,3 +37,7 @@ rule all:
         MEASURED_ARTIFACTS,
         VALIDATION_ARTIFACTS,
         PLAN_FIGURE_ARTIFACTS,
+
+
+# Every rule has listed its code: keep what the source files import for the next start (kvwall.sources).
+KVWALL_SOURCES.save()

@@ -1,6 +1,8 @@
 """The house: packages by idea, imports pointing one way (inputs <- model <- tier <- artifacts <- cli)."""
 
+import json
 import pkgutil
+import shutil
 
 import pytest
 
@@ -78,3 +80,22 @@ def test_a_table_module_reaches_only_what_it_imports(tree):
 def test_type_checking_imports_are_not_followed(tree):
     # kvwall.tables names Catalog and Table only for type checkers.
     assert "kvwall.render" not in tree.imports_of("kvwall.tables")
+
+
+def test_a_cached_tree_answers_as_a_fresh_one_and_reads_an_edited_file_again(tmp_path, root):
+    """kvwall.sources keeps what each file imports in a cache file, valid while the file's size and modification time
+    stay; an edited file is read again, and a cache that is not a cache is ignored."""
+    shutil.copytree(root / "src" / "kvwall", tmp_path / "src" / "kvwall", ignore=shutil.ignore_patterns("__pycache__"))
+    script = tmp_path / "job.py"
+    script.write_text("from kvwall.tables import crossovers\n", encoding="utf-8")
+    cache = tmp_path / "sources.json"
+    first = SourceTree(tmp_path / "src", cache)
+    fresh = first.files_of_script(script)
+    first.save()
+    assert json.loads(cache.read_text(encoding="utf-8"))[script.as_posix()]["imports"] == ["kvwall.tables",
+                                                                                         "kvwall.tables.crossovers"]
+    assert SourceTree(tmp_path / "src", cache).files_of_script(script) == fresh
+    script.write_text("from kvwall.tables import crossovers\nimport kvwall.tables.hardware\n", encoding="utf-8")
+    assert any(f.endswith("tables/hardware.py") for f in SourceTree(tmp_path / "src", cache).files_of_script(script))
+    cache.write_text('{"' + script.as_posix() + '": {"stamp": 3}}', encoding="utf-8")
+    assert SourceTree(tmp_path / "src", cache).files_of_script(script) == SourceTree(tmp_path / "src").files_of_script(script)

@@ -7,12 +7,17 @@ way, which Python runs on import. Imports under ``if TYPE_CHECKING:`` are not fo
 folder of a package (schemas, templates, the shipped catalogue) belongs to the modules that open it by name,
 ``resources.files("kvwall.inputs") / "schemas"``. A module that is imported by name at run time
 (``importlib.import_module``) is named by the caller as an extra entry.
+
+What a file imports and opens can be kept in a cache file between runs, each entry valid while the file's size and
+modification time stay those it was read at, so that a workflow that lists its rules' code does not parse every
+module again at every start.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -70,11 +75,61 @@ def _is_data_file(path: Path) -> bool:
     return path.is_file() and folder.name != "__pycache__" and not (folder / "__init__.py").exists()
 
 
-class SourceTree:
-    """The kvwall package under ``source_root`` (the folder that holds ``kvwall/``), read as files."""
+def _syntax_tree(path: Path) -> ast.AST:
+    """The syntax tree of a .py file, or of an .ipynb's code cells (their IPython magics and shell lines left out)."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        lines = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
+        return ast.parse("\n".join(lines), str(path))
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
 
-    def __init__(self, source_root: str | Path):
+
+class SourceTree:
+    """The kvwall package under ``source_root`` (the folder that holds ``kvwall/``), read as files; with ``cache``,
+    what each file imports and opens is read from and kept in that JSON file (save writes it)."""
+
+    def __init__(self, source_root: str | Path, cache: str | Path | None = None):
         self.root = Path(source_root)
+        self.cache = Path(cache) if cache is not None else None
+        self._known = self._read_cache()
+        self._learned = False
+
+    def _read_cache(self) -> dict:
+        if self.cache is None or not self.cache.is_file():
+            return {}
+        try:
+            known = json.loads(self.cache.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return known if isinstance(known, dict) else {}
+
+    @lru_cache(maxsize=None)
+    def _facts(self, path: Path) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """The dotted kvwall names the code of ``path`` imports and the (package, folder) data folders it opens."""
+        stat = path.stat()
+        stamp = [stat.st_size, stat.st_mtime_ns]
+        known = self._known.get(path.as_posix())
+        try:
+            if known["stamp"] == stamp:
+                return tuple(map(str, known["imports"])), tuple((str(p), str(f)) for p, f in known["data"])
+        except (KeyError, TypeError, ValueError):
+            pass
+        tree = _syntax_tree(path)
+        facts = tuple(_imported_names(tree)), tuple(_data_folders_named(tree))
+        self._known[path.as_posix()] = {"stamp": stamp, "imports": list(facts[0]), "data": [list(f) for f in facts[1]]}
+        self._learned = True
+        return facts
+
+    def save(self) -> None:
+        """Write what this tree learned to its cache file (replaced whole, never left half written)."""
+        if self.cache is None or not self._learned:
+            return
+        self.cache.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.cache.with_name(f".{self.cache.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(self._known, sort_keys=True), encoding="utf-8")
+        os.replace(partial, self.cache)
+        self._learned = False
 
     @lru_cache(maxsize=None)
     def _file(self, module: str) -> Path | None:
@@ -90,15 +145,9 @@ class SourceTree:
         return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
     @lru_cache(maxsize=None)
-    def _tree(self, module: str) -> ast.AST:
-        """The syntax tree of ``module``, parsed once."""
-        path = self._file(module)
-        return ast.parse(path.read_text(encoding="utf-8"), str(path))
-
-    @lru_cache(maxsize=None)
     def imports_of(self, module: str) -> tuple[str, ...]:
         """The kvwall modules that ``module`` imports directly, each with the packages above it."""
-        return self._modules_named(_imported_names(self._tree(module)))
+        return self._modules_named(list(self._facts(self._file(module))[0]))
 
     def _modules_named(self, names: list[str]) -> tuple[str, ...]:
         found: set[str] = set()
@@ -132,7 +181,7 @@ class SourceTree:
     def _data_read_by(self, module: str) -> tuple[Path, ...]:
         """The files of the package data folders ``module`` opens as ``resources.files("<package>") / "<folder>"``."""
         found: list[Path] = []
-        for package, folder in _data_folders_named(self._tree(module)):
+        for package, folder in self._facts(self._file(module))[1]:
             found += self._package_data(self.root.joinpath(*package.split("."))).get(folder, ())
         return tuple(found)
 
@@ -151,12 +200,4 @@ class SourceTree:
 
     def modules_of_script(self, script: str | Path) -> tuple[str, ...]:
         """The kvwall modules that ``script`` imports directly."""
-        path = Path(script)
-        if path.suffix == ".ipynb":
-            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-            code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-            lines = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
-            tree = ast.parse("\n".join(lines), str(path))
-        else:
-            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        return self._modules_named(_imported_names(tree))
+        return self._modules_named(list(self._facts(Path(script))[0]))

@@ -96,7 +96,9 @@ SPEC_INPUTS = sorted(path for name, path in CATALOG.files.items() if name != "re
 # imports by name. A change to one module reruns exactly the jobs that import it; tests/test_rule_inputs.py checks the
 # closure against what each job really imported.
 # kvwall_code(script, *modules): the kvwall files that script (and modules, imported by name at run time) reads.
-kvwall_code = SourceTree("src").files_of_script
+# What each file imports is kept in KVWALL_SOURCES's cache while the file is unchanged (saved by the Snakefile).
+KVWALL_SOURCES = SourceTree("src", cache=".snakemake/kvwall-sources.json")
+kvwall_code = KVWALL_SOURCES.files_of_script
 
 
 REPORTED_INPUTS = sorted(glob.glob(f"{CATALOG.files['reported']}/*.yaml"))
