@@ -1,4 +1,4 @@
-"""The SLURM profile (profiles/slurm): a dry run through snakemake-executor-plugin-slurm (a dev dependency) plans
+"""The SLURM profile (profiles/slurm): a dry run through snakemake-executor-plugin-slurm (the slurm dependency group) plans
 every job with its resources: table and figure jobs on the CPU partition, the measured leg on a GPU partition with
 one GPU. No cluster is needed: a dry run submits nothing."""
 
@@ -17,7 +17,7 @@ TABLE = "tables/derived/table4_traffic_crossover.csv"
 
 @pytest.fixture(scope="module")
 def planned(root):
-    pytest.importorskip("snakemake_executor_plugin_slurm")
+    pytest.importorskip("snakemake_executor_plugin_slurm", reason="the slurm group is not installed (uv run --group slurm)")
     snakemake = Path(sys.executable).with_name("snakemake")
     run = subprocess.run([str(snakemake), "--profile", "profiles/slurm", "--workflow-profile", "none", "-n",
                           "--forcerun", "table", "measure", TABLE], cwd=root, capture_output=True, text=True)
