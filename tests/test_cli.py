@@ -6,6 +6,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -435,6 +436,9 @@ def test_the_floor_is_every_jobs_kind_floor_over_the_cores():
     assert result.jobs == 37
     assert result.floor == pytest.approx((28 * 0.25 + 9 * 1.0) / min(4, os.cpu_count() or 1))
     assert not result.targets()["every job kind's floor <= 0.5 s"]
+    assert not any("test" in target for target in result.targets())  # the suites are timed with --tests only
+    timed = replace(result, fast_tests=45.0, all_tests=200.0).targets()
+    assert timed['pytest -m "not slow" <= 60 s'] and not timed["the whole test suite <= 180 s"]
 
 
 def test_the_plan_benchmark_counts_the_points_the_command_searches():

@@ -68,6 +68,8 @@ PLAN_RANKING_LIMIT = "median"
 PLAN_TOP1, PLAN_RANK_CORRELATION = 0.70, 0.8
 #: `kvwall measure --quick`, the whole command from its start, in at most this many seconds.
 MEASURE_QUICK_SECONDS = 10.0
+#: The contributor's tests (`pytest -m "not slow"`) and the whole suite, on 2 cores (`kvwall benchmark --tests`).
+FAST_TESTS_SECONDS, ALL_TESTS_SECONDS = 60.0, 180.0
 #: The deployment whose per-device step the grid evaluates beside the paper's one-device numbers.
 GRID_DEPLOYMENT = Deployment(devices=4, tensor_parallel=4)
 #: The KV width the grid quotes a speedup for (2-bit, SoK Table 5).
@@ -120,6 +122,8 @@ class BenchmarkResult:
     plan_candidates: int = 0  # (layout, batch) points `kvwall plan` evaluated
     plan_time: float = 0.0  # s, the search, best and frontier included
     plan_ranking: tuple[RankingScore, ...] = ()  # the cold build's plan_ranking_summary
+    fast_tests: float | None = None  # s, `pytest -m "not slow"` in the checkout (with --tests)
+    all_tests: float | None = None  # s, the whole suite in the checkout (with --tests)
 
     @property
     def parallelism(self) -> int:
@@ -155,6 +159,9 @@ class BenchmarkResult:
                     f"{PLAN_TOP1:.0%}", score.top1_agreement >= PLAN_TOP1),
                    (f"plan's median rank correlation ({score.estimate}, {score.limit} TPOT limit) >= "
                     f"{PLAN_RANK_CORRELATION:g}", score.median_rank_correlation >= PLAN_RANK_CORRELATION))},
+            **({f'pytest -m "not slow" <= {FAST_TESTS_SECONDS:g} s': self.fast_tests <= FAST_TESTS_SECONDS,
+                f"the whole test suite <= {ALL_TESTS_SECONDS:g} s": self.all_tests <= ALL_TESTS_SECONDS}
+               if self.fast_tests is not None and self.all_tests is not None else {}),
         }
 
 
@@ -342,6 +349,20 @@ def validation_time(repo: Path, catalog: Catalog, repeats: int = 3) -> tuple[int
     return len(rows), best
 
 
+def test_suite_times(repo: Path) -> tuple[float, float]:
+    """The wall times of the contributor's tests (`pytest -m "not slow"`) and of the whole suite, run in ``repo`` as
+    the README runs them; a failing suite stops the benchmark."""
+    times = []
+    for selection in (["-m", "not slow"], []):
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection], cwd=repo,
+                              capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if done.returncode != 0:
+            raise BenchmarkError(f"pytest {' '.join(selection)} failed: {done.stdout.strip().splitlines()[-1:]}")
+    return times[0], times[1]
+
+
 def measure_quick_time(repo: Path) -> tuple[float, bool]:
     """The wall time of `kvwall measure --quick` as a user runs it (a new interpreter, its imports, the run, the
     record written to a temporary folder), and whether the run called itself valid (exit status 0)."""
@@ -382,10 +403,10 @@ def _stage(text: str) -> None:
     print(f"kvwall benchmark: {text}", file=sys.stderr, flush=True)
 
 
-def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_000_000,
+def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_000_000, tests: bool = False,
                   progress: Callable[[str], None] = _stage) -> BenchmarkResult:
-    """Cold build, no-op rebuild and contributor loop of a temporary copy of ``repo``, the import floor, and the
-    grid throughput; ``progress`` is told each stage as it starts and how long it took."""
+    """Cold build, no-op rebuild and contributor loop of a temporary copy of ``repo``, the import floor, the grid
+    throughput and, with ``tests``, the test suites' times; ``progress`` is told each stage as it starts."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="kvwall-benchmark-") as folder:
         copy = Path(folder)
@@ -406,6 +427,9 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
     quick, quick_valid = measure_quick_time(repo)
     progress("kvwall plan's search")
     plan_candidates, plan_time = plan_search_time(catalog)
+    if tests:
+        progress('pytest -m "not slow", then the whole suite')
+    fast_tests, all_tests = test_suite_times(repo) if tests else (None, None)
     return BenchmarkResult(
         cold_build=cold,
         noop_build=noop,
@@ -423,4 +447,6 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
         plan_candidates=plan_candidates,
         plan_time=plan_time,
         plan_ranking=ranking,
+        fast_tests=fast_tests,
+        all_tests=all_tests,
     )

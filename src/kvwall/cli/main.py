@@ -559,7 +559,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
         args.config = repo / DEFAULT_CONFIG
     catalog = _catalog(args)
     try:
-        result = benchmark.run_benchmark(repo, catalog, cores=args.cores, points=args.points)
+        result = benchmark.run_benchmark(repo, catalog, cores=args.cores, points=args.points, tests=args.tests)
     except benchmark.BenchmarkError as err:
         print(f"kvwall: benchmark: {err}", file=sys.stderr)
         return 1
@@ -581,7 +581,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
           f"in blocks of {benchmark.GRID_BLOCK_POINTS:,} over {result.parallelism} threads: AI, s*, regime, speedup, "
           "TP 4 step-time bound and estimate)")
     print(f"  validation                {result.validation_time:8.3f} s  ({result.validation_rows:,} reported serving points: "
-          "deployment, bounds, estimate, realizations, regime, gap fits, format pairs)")
+          "deployment, bounds, estimate, realizations, regime, format pairs)")
     print(f"  kvwall measure --quick    {result.measure_quick:8.2f} s  (the command as run, record included; the run "
           f"{'called itself valid' if result.measure_quick_valid else 'refused to call itself valid'})")
     print(f"  kvwall plan's search      {result.plan_time:8.3f} s  ({result.plan_candidates:,} (layout, batch) points of "
@@ -590,6 +590,9 @@ def run_benchmark(args: argparse.Namespace) -> int:
     for score in result.plan_ranking:
         print(f"  plan ranking              {score.top1_agreement:8.0%}    first layouts agree, median rank correlation "
               f"{score.median_rank_correlation:.2f} ({score.estimate}, {score.limit} TPOT limit, {score.groups} groups)")
+    if result.fast_tests is not None:
+        print(f'  pytest -m "not slow"       {result.fast_tests:8.1f} s')
+        print(f"  the whole test suite      {result.all_tests:8.1f} s")
     print("Targets")
     for target, ok in met.items():
         print(f"  {'PASS' if ok else 'MISS'}  {target}")
@@ -770,6 +773,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repo", default=".", help="repository root holding the Snakefile (default: .)")
     p.add_argument("--cores", type=_positive_int, default=4, help="Snakemake --cores for the builds (default 4)")
     p.add_argument("--points", type=_points, default=1_000_000, help="(s, b) grid points for the throughput (default 1e6)")
+    p.add_argument("--tests", action="store_true", help='also time pytest -m "not slow" and the whole test suite in the '
+                   "checkout (minutes)")
     p.set_defaults(func=run_benchmark)
     return parser
 
