@@ -24,15 +24,18 @@ def _tables(folder):
     errors = [("datasheet", "TPOT", "agg", 0.5, 0.5), ("grouped 5-fold", "TPOT", "agg", 0.17, 0.22),
               ("grouped 5-fold", "TTFT", "agg", 0.45, 0.6), ("grouped 5-fold", "TPOT", "disagg", 0.4, 0.4)]
     pd.DataFrame([{"scheme": s, "quantity": q, "backend": "vllm", "mode": m, "points": 100, "median_error": med,
-                   "mean_error": mean, "within_10": 0.3, "within_20": 0.5} for s, q, m, med, mean in errors]).to_csv(
+                   "mean_error": mean, "within_10": 0.3, "within_20": 0.5, "measured_over_estimate_p10": 1 - med,
+                   "measured_over_estimate_p90": 1 + mean} for s, q, m, med, mean in errors]).to_csv(
         derived / "serving_estimate_error.csv", index=False)
     return folder
 
 
 def test_the_constants_are_read_back_in_base_units_with_their_held_out_error(tmp_path):
     found = read_calibrated(_tables(tmp_path), "vllm")
-    assert found.constants == EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1)
+    assert found.constants == EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1) and found.points == 500
     assert (found.tpot_error["agg"].median, found.tpot_error["agg"].mean) == (0.17, 0.22)
+    assert (found.tpot_error["agg"].low, found.tpot_error["agg"].high) == (0.83, 1.22)
+    assert found.tpot_error["disagg"].median == 0.4 and "disagg" not in found.ttft_error
     assert found.tpot_error["agg"].scheme == "grouped 5-fold" and found.ttft_error["agg"].median == 0.45
     with pytest.raises(NotCalibrated, match="sglang: no fitted constants"):
         read_calibrated(tmp_path, "sglang")

@@ -14,7 +14,7 @@ from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
 from kvwall.validation.calibration import CalibrationError, calibrate
 from kvwall.validation.cost_shares import cost_shares
-from kvwall.validation.estimate_error import FOLDS, grouped_folds
+from kvwall.validation.estimate_error import FOLDS, SCHEMES, error_summary, grouped_folds
 
 DATA = "data/reported/serving-measurements.csv"
 #: Llama-3.1-70B, TensorRT-LLM, FP8 weights, four H200s at TP 4, 1024 in and 8192 out, 128 in flight.
@@ -152,6 +152,33 @@ def test_points_that_differ_only_in_concurrency_share_a_fold(points):
                   & (points["moe_ep"] == 8) & (points["isl"] == 1024) & (points["osl"] == 8192)
                   & (points["mode"] == "agg")]
     assert len(same) >= 4 and folds.loc[same.index].nunique() == 1
+
+
+def test_the_error_summary_and_its_band_by_hand():
+    from kvwall.render import to_markdown
+    from kvwall.tables.validation import estimate_error
+
+    # five agg points measured at 10 ms, estimated at 8, 10, 12.5, 20 and 5 ms; one disagg point estimated at 4 ms
+    points = pd.DataFrame({"backend": "vllm", "mode": ["agg"] * 5 + ["disagg"]})
+    measured = pd.DataFrame({"tpot": 10.0, "ttft": 100.0}, index=points.index)
+    estimated = pd.DataFrame({"tpot": [8.0, 10.0, 12.5, 20.0, 5.0, 4.0], "ttft": np.nan}, index=points.index)
+    predicted = {scheme: estimated if scheme == SCHEMES[2] else estimated * np.nan for scheme in SCHEMES}
+    summary = error_summary(points, measured, predicted)
+    assert set(summary["scheme"]) == {SCHEMES[2]} and set(summary["quantity"]) == {"TPOT"}
+    rows = summary.set_index(["backend", "mode"])
+    agg = rows.loc[("vllm", "agg")]
+    # |estimate / measured - 1|: 0.2, 0, 0.25, 1, 0.5; measured / estimate sorted: 0.5, 0.8, 1, 1.25, 2, whose 10th
+    # percentile lies 0.4 of the way from 0.5 to 0.8 and whose 90th 0.6 of the way from 1.25 to 2
+    assert agg["points"] == 5 and agg["median_error"] == pytest.approx(0.25) and agg["mean_error"] == pytest.approx(0.39)
+    assert (agg["within_10"], agg["within_20"]) == (0.2, 0.4)
+    assert agg["measured_over_estimate_p10"] == pytest.approx(0.62)
+    assert agg["measured_over_estimate_p90"] == pytest.approx(1.7)
+    disagg = rows.loc[("vllm", "disagg")]  # one point: 10 / 4 both ways
+    assert disagg["points"] == 1 and disagg["measured_over_estimate_p10"] == disagg["measured_over_estimate_p90"] == 2.5
+    assert rows.loc[("all", "agg")].equals(agg)
+    printed = to_markdown(estimate_error(summary))
+    assert "| grouped 5-fold | TPOT | vllm | agg | 5 | 25% | 39% | 20% | 40% | 0.62× | 1.70× |" in printed
+    assert "| grouped 5-fold | TPOT | vllm | disagg | 1 | 60% | 60% | 0% | 0% | 2.50× | 2.50× |" in printed
 
 
 def test_kvwall_validate_summary_reports_the_held_out_error_beside_its_targets(root, tmp_path, capsys):

@@ -1,7 +1,8 @@
 """`kvwall plan --engine` (kvwall.plan.calibrated): the calibrated estimate of a planned layout by hand, the
-properties of the search, and the constants and error band the command states against the build's tables."""
+properties of the search, and the constants and error band the command reads from the tables."""
 
 import json
+import shutil
 from dataclasses import replace
 
 import pandas as pd
@@ -11,13 +12,15 @@ from kvwall.cli.main import main
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.loader import load_catalog
 from kvwall.model.engine_constants import EngineConstants
-from kvwall.plan.calibrated import EngineFit, ErrorBand, shared_fit
+from kvwall.plan.calibrated import PlanCalibration, read_plan_calibration
 from kvwall.plan.curves import plan_curves
 from kvwall.plan.search import Workload, best_within
+from kvwall.validation.calibrated import Calibrated, HeldOutError
 
-BAND = ErrorBand(100, 0.2, 0.8, 1.5)
+BAND = HeldOutError("grouped 5-fold", 100, 0.2, 0.25, 0.8, 1.5)
 #: Constants chosen by hand: 1 ms a step, 80% of the bandwidth, 50% of the peak, 20 us a message, 200 ms to a first token.
-FIT = EngineFit("trtllm", EngineConstants(1e-3, 0.8, 0.5, 20e-6, 0.2), 1.0, 100, BAND, BAND)
+FIT = PlanCalibration(Calibrated("trtllm", EngineConstants(1e-3, 0.8, 0.5, 20e-6, 0.2), 100, {"agg": BAND},
+                                 {"agg": BAND}), 1.0)
 
 
 @pytest.fixture(scope="module")
@@ -70,22 +73,69 @@ def test_looser_targets_and_more_devices_never_lower_the_best(catalog, fit):
     assert by_devices == sorted(by_devices)
 
 
-@pytest.mark.slow
-def test_the_shared_fit_is_the_tables_constants_and_error(catalog):
-    fit = shared_fit(catalog, "trtllm")
+def test_the_plan_reads_the_tables_constants_and_error(catalog):
+    fit = read_plan_calibration(catalog, "trtllm")
     constants = pd.read_csv("tables/derived/serving_engine_constants.csv").query("backend == 'trtllm'")
     scale = {"ms": 1e-3, "us": 1e-6, "ratio": 1.0}
     table = {row.constant: row.value * scale[row.unit] for row in constants.itertuples()}
     assert {name: pytest.approx(value, rel=1e-12) for name, value in table.items()} == {
-        name: getattr(fit.constants, name) for name in table}
+        name: getattr(fit.calibrated.constants, name) for name in table}
+    assert fit.calibrated.points == constants.set_index("constant").loc["fixed_step", "points"]
     error = pd.read_csv("tables/derived/serving_estimate_error.csv").set_index(["scheme", "quantity", "backend", "mode"])
-    for quantity, band in (("TPOT", fit.tpot), ("TTFT", fit.ttft)):
-        row = error.loc[("grouped 5-fold", quantity, "trtllm", "agg")]
-        assert band.points == row["points"] and band.median_error == pytest.approx(row["median_error"], abs=5e-5)
-        assert band.low < 1 < band.high
+    for mode in ("agg", "disagg"):
+        for quantity, band in zip(("TPOT", "TTFT"), fit.bands(mode)):
+            row = error.loc[("grouped 5-fold", quantity, "trtllm", mode)]
+            assert (band.points, band.median, band.low, band.high) == (
+                row["points"], row["median_error"], row["measured_over_estimate_p10"], row["measured_over_estimate_p90"])
 
 
-@pytest.mark.slow
+def _checkout(root, folder):
+    """A checkout in ``folder``: the config/ and the validation tables of ``root``."""
+    shutil.copytree(root / "config", folder / "config")
+    (folder / "tables" / "derived").mkdir(parents=True)
+    for name in ("serving_engine_constants", "serving_estimate_error"):
+        shutil.copy(root / "tables" / "derived" / f"{name}.csv", folder / "tables" / "derived")
+    return folder
+
+
+def test_the_plan_states_what_the_tables_beside_its_config_hold(root, tmp_path, capsys):
+    checkout = _checkout(root, tmp_path)
+    derived = checkout / "tables" / "derived"
+    constants = pd.read_csv(derived / "serving_engine_constants.csv")
+    constants.loc[(constants["backend"] == "vllm") & (constants["constant"] == "fixed_step"), "value"] = 7.5
+    constants.to_csv(derived / "serving_engine_constants.csv", index=False)
+    errors = pd.read_csv(derived / "serving_estimate_error.csv")
+    held = (errors["scheme"] == "grouped 5-fold") & (errors["backend"] == "vllm") & (errors["mode"] == "agg")
+    errors.loc[held & (errors["quantity"] == "TPOT"), ["median_error", "measured_over_estimate_p10",
+                                                       "measured_over_estimate_p90"]] = [0.31, 0.42, 2.53]
+    errors.to_csv(derived / "serving_estimate_error.csv", index=False)
+    argv = ["plan", "--config", str(checkout / "config"), "--model", "llama-3-8b", "--device", "h200-sxm", "--gpus",
+            "1", "--isl", "1024", "--osl", "1024", "--tpot-max", "50", "--engine", "vllm"]
+    assert main([*argv, "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    calibration = answer["calibration"]
+    assert calibration["constants"]["fixed_step"] == 7.5e-3
+    # the checkout's own tables (1.33 ms a step) serve more tokens per second under the same target
+    assert main([*argv[:1], *argv[3:], "--json"]) == 0
+    shipped = json.loads(capsys.readouterr().out)
+    assert shipped["calibration"]["constants"]["fixed_step"] < 7.5e-3
+    assert shipped["best"][0]["tokens_per_second_per_device"] > answer["best"][0]["tokens_per_second_per_device"]
+    assert calibration["held_out_tpot"] == {"points": errors.loc[held & (errors["quantity"] == "TPOT"), "points"].item(),
+                                            "median_error": 0.31, "measured_over_estimate_p10": 0.42,
+                                            "measured_over_estimate_p90": 2.53}
+    assert main(argv) == 0
+    assert "TPOT median error 31%, measured 0.42x to 2.53x the estimate" in capsys.readouterr().out
+
+
+def test_a_plan_without_the_tables_is_refused_in_one_line(root, tmp_path, capsys):
+    shutil.copytree(root / "config", tmp_path / "config")
+    assert main(["plan", "--config", str(tmp_path / "config"), "--model", "llama-3-8b", "--device", "h200-sxm",
+                 "--gpus", "1", "--isl", "1024", "--osl", "1024", "--tpot-max", "50", "--engine", "vllm"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"kvwall: --engine vllm: {tmp_path / 'tables' / 'derived' / 'serving_engine_constants.csv'} not found: "
+                   "build the validation tables (snakemake) for a calibrated estimate")
+
+
 def test_the_command_states_the_calibrated_answer_and_the_datasheet_beside_it(capsys):
     argv = ["plan", "--model", "llama-3-70b", "--device", "h200-sxm", "--gpus", "4", "--isl", "1024", "--osl", "1024",
             "--tpot-max", "30", "--weight-dtype", "fp8", "--kv-dtype", "fp8", "--json"]
@@ -97,10 +147,3 @@ def test_the_command_states_the_calibrated_answer_and_the_datasheet_beside_it(ca
     assert calibrated["calibration"]["engine"] == "trtllm" and "ttft_ms" in calibrated["best"][0]
     assert calibrated["datasheet"]["best"] == datasheet["best"][:5]
     assert all(p["tpot_ms"] <= 30 for p in calibrated["best"])
-
-
-def test_a_missing_measurements_file_is_one_line(capsys):
-    assert main(["plan", "--model", "llama-3-8b", "--device", "h200-sxm", "--gpus", "1", "--isl", "1024", "--osl",
-                 "1024", "--tpot-max", "50", "--engine", "vllm", "--measurements", "no/such.csv"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("kvwall: --engine vllm: no/such.csv: no such file") and "\n" not in err

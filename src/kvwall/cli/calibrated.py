@@ -12,7 +12,7 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT, NotCalibrated, cost_points, estimate,
-                                         read_calibrated)
+                                         read_calibrated, tables_beside)
 
 #: The mode the estimate prices: one engine prefilling and decoding (agg).
 MODE = "agg"
@@ -39,12 +39,11 @@ def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device,
     if args.isl is None or args.osl is None or args.isl < 1 or args.osl < 1:
         return {"engine": args.engine, "refused": "give --isl and --osl (at least 1 token each): the lengths whose "
                 "decode and prefill the calibrated estimate prices"}
-    config = Path(catalog.files["devices"]).parent
     try:
-        calibrated = read_calibrated(config.parent / "tables", args.engine)
+        calibrated = read_calibrated(tables_beside(catalog), args.engine)
     except NotCalibrated as error:
         return {"engine": args.engine, "refused": str(error)}
-    vmap = load_validation_map(config / VALIDATION_FILE, catalog)
+    vmap = load_validation_map(Path(catalog.files["devices"]).parent / VALIDATION_FILE, catalog)
     serving = load_serving_inputs(catalog)
     points = cost_points(model, device, deployment, args.engine, MODE, args.batch, args.isl, args.osl, vmap, serving,
                          precision)

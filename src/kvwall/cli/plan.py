@@ -4,8 +4,8 @@ Without --engine the time per output token is the step-time estimate of each lay
 the memory time at the stated bandwidth efficiency, max'ed with the compute time, plus every collective), TTFT the
 lower bound of one request's prompt (kvwall.model.first_token): both derived from the catalogue's specs and the
 stated assumptions, no fitted constant. With --engine both are the engine's calibrated estimate (kvwall.plan.calibrated:
-constants fitted on the serving measurements, derived from reported data), with its held-out error band, and the
-datasheet estimate's answer beside it.
+the constants and held-out error band the validation tables hold, derived from reported data), and the datasheet
+estimate's answer beside it; where the tables are not built, the command says so in one line.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Callable
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
-from kvwall.inputs.serving import SERVING_MEASUREMENTS
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.sharding import resident_weight_bytes_per_device
-from kvwall.plan.calibrated import EngineFit, ErrorBand, FitError, shared_fit
+from kvwall.plan.calibrated import PlanCalibration, read_plan_calibration
 from kvwall.plan.curves import plan_curves, prefill_layouts
 from kvwall.plan.disagg import DisaggPoint, disagg_best
 from kvwall.plan.search import PlanPoint, Workload, best_within, closest, frontier
+from kvwall.validation.calibrated import CONSTANTS_TABLE, HeldOutError, NotCalibrated
 
 #: The most devices a plan may span, the layouts it prints, and those of the datasheet estimate beside a calibrated one.
 MAX_PLAN_DEVICES = 128
@@ -65,24 +65,26 @@ def _line(p: PlanPoint) -> str:
             f"{p.ttft * 1e3:>9.1f} ms{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}")
 
 
-def _band(band: ErrorBand | None, mode: str = "agg") -> str:
+def _band(band: HeldOutError | None, mode: str = "agg") -> str:
     if band is None:
         return f"no {mode} point held out"
-    return (f"median error {band.median_error:.0%}, measured {band.low:.2f}x to {band.high:.2f}x the estimate at 80% "
+    return (f"median error {band.median:.0%}, measured {band.low:.2f}x to {band.high:.2f}x the estimate at 80% "
             f"of {band.points:,} {mode} points")
 
 
-def _band_json(band: ErrorBand | None) -> dict | None:
+def _band_json(band: HeldOutError | None) -> dict | None:
     if band is None:
         return None
-    return {"points": band.points, "median_error": band.median_error, "measured_over_estimate_p10": band.low,
+    return {"points": band.points, "median_error": band.median, "measured_over_estimate_p10": band.low,
             "measured_over_estimate_p90": band.high}
 
 
-def _fit_json(fit: EngineFit) -> dict:
-    return {"evidence": "derived from reported data", "engine": fit.engine, "points": fit.points,
-            "constants": asdict(fit.constants), "held_out_tpot": _band_json(fit.tpot), "held_out_ttft": _band_json(fit.ttft),
-            "held_out_disagg_tpot": _band_json(fit.disagg_tpot), "held_out_disagg_ttft": _band_json(fit.disagg_ttft)}
+def _fit_json(fit: PlanCalibration) -> dict:
+    c = fit.calibrated
+    (tpot, ttft), (disagg_tpot, disagg_ttft) = fit.bands("agg"), fit.bands("disagg")
+    return {"evidence": "derived from reported data", "engine": c.engine, "points": c.points,
+            "constants": asdict(c.constants), "held_out_tpot": _band_json(tpot), "held_out_ttft": _band_json(ttft),
+            "held_out_disagg_tpot": _band_json(disagg_tpot), "held_out_disagg_ttft": _band_json(disagg_ttft)}
 
 
 def _print_table(points: list[PlanPoint], ttft_header: str) -> None:
@@ -103,8 +105,8 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
     a = catalog.assumptions
     workload = workload_of(args)
     try:
-        fit = None if args.engine is None else shared_fit(catalog, args.engine, args.measurements)
-    except FitError as error:
+        fit = None if args.engine is None else read_plan_calibration(catalog, args.engine)
+    except NotCalibrated as error:
         raise PlanError(f"--engine {args.engine}: {error}") from None
     if args.mode == "disagg":
         return _run_disagg(args, catalog, model, device, precision, serving, workload, fit)
@@ -118,8 +120,8 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
     datasheet_basis = (f"TPOT: the step-time estimate at isl + osl / 2 (hbm_bandwidth_efficiency "
                        f"{serving.hbm_bandwidth_efficiency:g}, collectives included); TTFT: the lower bound of one request")
     basis = f"{datasheet_basis}; {capacity}" if fit is None else (
-        f"TPOT and TTFT: the calibrated estimate of {memory.engine} (constants fitted on {fit.points:,} measured "
-        f"points, tables/derived/serving_engine_constants) at isl + osl / 2 with b requests in flight; {capacity}")
+        f"TPOT and TTFT: the calibrated estimate of {memory.engine} (constants fitted on {fit.calibrated.points:,} "
+        f"measured points, tables/{CONSTANTS_TABLE}) at isl + osl / 2 with b requests in flight; {capacity}")
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
     if args.json:
         answer = {
@@ -144,7 +146,8 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
           f"{evidence}")
     print(f"  {basis}")
     if fit is not None:
-        print(f"  held out (grouped 5-fold): TPOT {_band(fit.tpot)}; TTFT {_band(fit.ttft)}")
+        tpot, ttft = fit.bands("agg")
+        print(f"  held out (grouped 5-fold): TPOT {_band(tpot)}; TTFT {_band(ttft)}")
     if not curves:
         print(f"  no layout of up to {args.gpus} device(s) holds one request of {workload.longest_context:,.0f} tokens")
         return 0
@@ -185,7 +188,7 @@ def _print_disagg(points: list[DisaggPoint], ttft_header: str) -> None:
 
 
 def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision: str, serving, workload: Workload,
-                fit: EngineFit | None) -> int:
+                fit: PlanCalibration | None) -> int:
     """Prefill and decode pools on up to --gpus devices (kvwall.plan.disagg), best first; with --engine by the
     calibrated estimate, the datasheet estimate's best beside it."""
     def best(with_fit):
@@ -198,8 +201,9 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
     datasheet_basis = ("TPOT: the decode pool's step-time estimate at isl + osl / 2; TTFT: the lower bound of one "
                        "prompt on a prefill replica, which it keeps busy as long")
     basis = datasheet_basis if fit is None else (
-        f"TPOT and TTFT: the calibrated estimate of {fit.engine} as disagg points (constants fitted on {fit.points:,} "
-        "measured points): the decode pool's step without prefills, a prefill replica's fixed cost and one prompt")
+        f"TPOT and TTFT: the calibrated estimate of {fit.calibrated.engine} as disagg points (constants fitted on "
+        f"{fit.calibrated.points:,} measured points): the decode pool's step without prefills, a prefill replica's "
+        "fixed cost and one prompt")
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
     targets = f"TPOT <= {args.tpot_max:g} ms" + ("" if args.ttft_max is None else f", TTFT <= {args.ttft_max:g} ms")
     if args.json:
@@ -218,8 +222,8 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
           f"{'all values derived' if fit is None else 'derived from reported data (fitted constants)'}")
     print(f"  {basis}; queueing and the KV's transfer between the pools not priced")
     if fit is not None:
-        print(f"  held out (grouped 5-fold): TPOT {_band(fit.disagg_tpot, 'disagg')}; "
-              f"TTFT {_band(fit.disagg_ttft, 'disagg')}")
+        tpot, ttft = fit.bands("disagg")
+        print(f"  held out (grouped 5-fold): TPOT {_band(tpot, 'disagg')}; TTFT {_band(ttft, 'disagg')}")
     if found:
         _print_disagg(found[:SHOWN], ttft_header)
     else:
@@ -242,8 +246,9 @@ def register(subparsers, parents: list, model_on_device, format_option: Callable
         "at every batch it holds at the longest context of a request: the ones whose TPOT estimate meets --tpot-max "
         "(and whose TTFT bound meets --ttft-max), most tokens per second per device first, and the frontier of "
         "tokens/s per device against tokens/s per user. Where none meets the targets, the closest is shown. With "
-        "--engine, TPOT and TTFT are that engine's calibrated estimate (constants fitted on the serving measurements, "
-        "with their held-out error band), the datasheet estimate's answer beside it.")
+        "--engine, TPOT and TTFT are that engine's calibrated estimate (the constants and held-out error band of the "
+        "validation tables, tables/derived/serving_engine_constants and serving_estimate_error), the datasheet "
+        "estimate's answer beside it.")
     p.add_argument("--model", required=True, help="model id of config/models.yaml")
     p.add_argument("--device", required=True, help="device id of config/devices.yaml")
     p.add_argument("--gpus", type=_positive("--gpus", int), required=True, metavar="N",
@@ -262,7 +267,4 @@ def register(subparsers, parents: list, model_on_device, format_option: Callable
     p.add_argument("--mode", choices=("agg", "disagg"), default="agg",
                    help="agg: prefill and decode on the same devices; disagg: a prefill pool and a decode pool, their "
                         "instances sized from the devices (default: agg)")
-    p.add_argument("--measurements", default=SERVING_MEASUREMENTS, metavar="CSV",
-                   help="with --engine, the serving measurements the engine's constants are fitted on "
-                        f"(default: {SERVING_MEASUREMENTS})")
     p.set_defaults(func=lambda args: run(args, model_on_device))

@@ -1,17 +1,15 @@
 """The calibrated estimate `kvwall plan --engine` prices layouts with: derived from reported data.
 
-The engine's constants are fitted on every understood point of the engine in the shared serving measurements
-(kvwall.validation.estimate_error.engine_calibrations: the constants of tables/derived/serving_engine_constants).
-Their error band is that of the grouped 5-fold cross-validation of tables/derived/serving_estimate_error, on the
-engine's agg points (and its disagg points, for a disaggregated plan): each point predicted by constants fitted
-without its concurrency group; the median of |estimate / measured - 1| and the 10th to 90th percentile of measured
-/ estimate, for TPOT and for TTFT. A planned
-layout at batch b is priced as a measured agg point at b running sequences (kvwall.model.decode_inputs): TPOT is
-kvwall.model.decode_costs's decode step over the tokens a step emits, TTFT kvwall.model.first_token_estimate's (the
-fixed cost and half the wave of b prefills); a disaggregated plan's decode instances as disagg points (no prefill
-interference) and its prefill instances' TTFT as a disagg point's (the fixed cost and one prompt on a replica). The
-KV a plan asks for (--kv-dtype) is the KV the engine stores, so
-the stored over counted KV bytes is 1. The fitted numbers price estimates only; no bound reads them.
+The engine's constants and their held-out error are read from the tables by kvwall.validation.calibrated, as `kvwall
+regime --engine` reads them, never refitted: the constants of tables/derived/serving_engine_constants and the error
+band of the grouped 5-fold cross-validation of tables/derived/serving_estimate_error on the engine's agg (or disagg)
+points, the median |estimate / measured - 1| and the 10th to 90th percentile of measured / estimate, for TPOT and for
+TTFT. A planned layout at batch b is priced as a measured agg point at b running sequences
+(kvwall.model.decode_inputs): TPOT is kvwall.model.decode_costs's decode step over the tokens a step emits, TTFT
+kvwall.model.first_token_estimate's (the fixed cost and half the wave of b prefills); a disaggregated plan's decode
+instances as disagg points (no prefill interference) and its prefill instances' TTFT as a disagg point's (the fixed
+cost and one prompt on a replica). The KV a plan asks for (--kv-dtype) is the KV the engine stores, so the stored
+over counted KV bytes is 1. The fitted numbers price estimates only; no bound reads them.
 """
 
 from __future__ import annotations
@@ -24,90 +22,32 @@ import pandas as pd
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, ServingInputs
-from kvwall.inputs.serving import SERVING_MEASUREMENTS
 from kvwall.inputs.specs import Device, Model
-from kvwall.inputs.validation_map import VALIDATION_FILE
+from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.model.decode_costs import decode_step
 from kvwall.model.decode_inputs import decode_inputs
-from kvwall.model.engine_constants import EngineConstants
 from kvwall.model.first_token_estimate import first_token_estimate
-from kvwall.validation.estimate_error import engine_calibrations, grouped_folds, held_out, measured_times
-from kvwall.validation.run import validate_file
-
-#: The share of held-out points the band spans: from its low to its high quantile of measured / estimate.
-BAND = (0.1, 0.9)
+from kvwall.validation.calibrated import Calibrated, HeldOutError, read_calibrated, tables_beside
 
 
 @dataclass(frozen=True)
-class ErrorBand:
-    """How far the estimate missed the agg points it was not fitted on: their count, the median |estimate / measured
-    - 1|, and the BAND quantiles of measured / estimate."""
+class PlanCalibration:
+    """An engine's calibration as the tables hold it, and the tokens a decode step emits (config/validation.yaml)."""
 
-    points: int
-    median_error: float
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
-class EngineFit:
-    """An engine's fitted constants, the tokens a decode step emits, the points they were fitted on, and the held-out
-    error bands of TPOT and TTFT on its agg points and on its disagg points (None where it has none)."""
-
-    engine: str
-    constants: EngineConstants
+    calibrated: Calibrated
     tokens_per_step: float
-    points: int
-    tpot: ErrorBand
-    ttft: ErrorBand
-    disagg_tpot: ErrorBand | None = None
-    disagg_ttft: ErrorBand | None = None
 
-    def bands(self, mode: str) -> tuple[ErrorBand | None, ErrorBand | None]:
-        """The TPOT and TTFT bands of ``mode``'s points."""
-        return (self.tpot, self.ttft) if mode == "agg" else (self.disagg_tpot, self.disagg_ttft)
+    def bands(self, mode: str) -> tuple[HeldOutError | None, HeldOutError | None]:
+        """The held-out error of TPOT and TTFT on ``mode``'s points (None where none was held out)."""
+        return self.calibrated.tpot_error.get(mode), self.calibrated.ttft_error.get(mode)
 
 
-class FitError(ValueError):
-    """An engine the measurements cannot calibrate: no file, or no point of it."""
-
-
-def _band(estimate: pd.Series, measured: pd.Series) -> ErrorBand | None:
-    chosen = estimate.notna() & (estimate > 0)
-    if not chosen.any():
-        return None
-    ratio = (measured[chosen] / estimate[chosen]).to_numpy(dtype=float)
-    low, high = np.quantile(ratio, BAND)
-    return ErrorBand(int(ratio.size), float(np.median(np.abs(1.0 / ratio - 1.0))), float(low), float(high))
-
-
-def fit_engine(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, engine: str) -> EngineFit:
-    """The fit of ``engine`` on the understood points of a validation (``rows``: its rows as read)."""
-    if engine not in set(understood["backend"]):
-        raise FitError(f"no understood measured point of engine {engine}")
-    measured = measured_times(understood, rows)
-    mine = understood[understood["backend"] == engine]
-    calibration = engine_calibrations(mine, measured, tokens)[engine]
-    # the folds of the whole file, as tables/derived/serving_estimate_error draws them; only this engine's are fitted
-    predicted = held_out(mine, measured, tokens, grouped_folds(understood).loc[mine.index])
-    bands = {}
-    for mode in ("agg", "disagg"):
-        chosen = mine.index[mine["mode"] == mode]
-        bands[mode] = tuple(_band(predicted.loc[chosen, q], measured.loc[chosen, q]) for q in ("tpot", "ttft"))
-    if bands["agg"][0] is None:
-        raise FitError(f"no agg point of engine {engine} predicted held out")
-    return EngineFit(engine, calibration.constants, float(tokens), calibration.points, *bands["agg"], *bands["disagg"])
-
-
-def shared_fit(catalog: Catalog, engine: str, measurements: str | Path = SERVING_MEASUREMENTS) -> EngineFit:
-    """The fit of ``engine`` on the shared serving measurements (or ``measurements``), mapped by the validation map
-    beside the catalogue's spec files."""
-    if not Path(measurements).is_file():
-        raise FitError(f"{measurements}: no such file; the calibrated estimate fits its constants on the serving "
-                       "measurements (run from a checkout, or give --measurements)")
-    validation_map = Path(catalog.files["devices"]).parent / VALIDATION_FILE
-    rows, vmap, validation = validate_file(measurements, validation_map, catalog, strict=False)
-    return fit_engine(validation.understood, rows, vmap.tokens_per_step, engine)
+def read_plan_calibration(catalog: Catalog, engine: str) -> PlanCalibration:
+    """``engine``'s calibration from the tables beside the catalogue's config/; NotCalibrated where they are not
+    built or hold no row of it."""
+    calibrated = read_calibrated(tables_beside(catalog), engine)
+    vmap = load_validation_map(Path(catalog.files["devices"]).parent / VALIDATION_FILE, catalog)
+    return PlanCalibration(calibrated, float(vmap.tokens_per_step))
 
 
 def planned_points(model: Model, d: Deployment, device: Device, peak: float, serving: ServingInputs, context: float,
@@ -122,18 +62,18 @@ def planned_points(model: Model, d: Deployment, device: Device, peak: float, ser
         "stored_kv_ratio": 1.0, **inputs.costs})
 
 
-def calibrated_tpot(points: pd.DataFrame, fit: EngineFit) -> np.ndarray:
-    """Seconds per output token of planned points with the fitted constants."""
-    return decode_step(points, fit.constants) / fit.tokens_per_step
+def calibrated_tpot(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray:
+    """Seconds per output token of planned points with the engine's constants."""
+    return decode_step(points, fit.calibrated.constants) / fit.tokens_per_step
 
 
-def calibrated_ttft(points: pd.DataFrame, fit: EngineFit) -> np.ndarray:
-    """Seconds to the first token of planned points with the fitted constants."""
-    return first_token_estimate(points, fit.constants)
+def calibrated_ttft(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray:
+    """Seconds to the first token of planned points with the engine's constants."""
+    return first_token_estimate(points, fit.calibrated.constants)
 
 
-def calibrated_prefill(points: pd.DataFrame, fit: EngineFit) -> np.ndarray:
+def calibrated_prefill(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray:
     """Seconds a replica of a prefill instance computes one prompt: its FLOPs per GPU over the realized peak (the
     TTFT of a disagg point without its fixed cost)."""
-    return points["replica_prefill_flops"].to_numpy(dtype=float) / (fit.constants.flop_fraction
+    return points["replica_prefill_flops"].to_numpy(dtype=float) / (fit.calibrated.constants.flop_fraction
                                                                     * points["peak_flops"].to_numpy(dtype=float))

@@ -10,14 +10,14 @@ from kvwall.inputs.deployment import Deployment, ServingInputs, load_serving_inp
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.first_token import first_token_bound
 from kvwall.model.step_time import device_step
-from kvwall.plan.calibrated import EngineFit, calibrated_prefill, calibrated_tpot, calibrated_ttft, planned_points
+from kvwall.plan.calibrated import PlanCalibration, calibrated_prefill, calibrated_tpot, calibrated_ttft, planned_points
 from kvwall.plan.disagg import PrefillLayout
 from kvwall.plan.search import LayoutCurve, Workload, layout_curves
 
 
 def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, gpus: int, workload: Workload,
                 engine: str | None = None, serving: ServingInputs | None = None,
-                fit: EngineFit | None = None, mode: str = "agg") -> list[LayoutCurve]:
+                fit: PlanCalibration | None = None, mode: str = "agg") -> list[LayoutCurve]:
     """Every layout of ``model`` on up to ``gpus`` devices at every batch it holds, in the catalogue's formats, at
     the device's dense rate at ``precision``: without ``fit``, the step-time estimate and the TTFT bound; with it,
     the engine's calibrated TPOT and TTFT, in ``mode`` (disagg: decode instances, no prefill interference).
@@ -50,7 +50,7 @@ def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, 
 
 def prefill_layouts(catalog: Catalog, model: Model, device: Device, precision: str, gpus: int, workload: Workload,
                     engine: str | None = None, serving: ServingInputs | None = None,
-                    fit: EngineFit | None = None) -> list[PrefillLayout]:
+                    fit: PlanCalibration | None = None) -> list[PrefillLayout]:
     """Every layout of plan_curves as a prefill instance of one prompt of isl tokens per replica: without ``fit``,
     TTFT and busy time both the TTFT bound; with it, the calibrated TTFT of a disagg point and its prefill alone."""
     serving = serving or load_serving_inputs(catalog)

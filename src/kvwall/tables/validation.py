@@ -240,21 +240,27 @@ _ERROR = (
     Column("mean_error", "Mean |error|", "derived", "percent0", "ratio"),
     Column("within_10", "Within 10%", "derived", "percent0", "ratio"),
     Column("within_20", "Within 20%", "derived", "percent0", "ratio"),
+    Column("measured_over_estimate_p10", "Measured / estimate, 10th pct", "derived", "times2", "ratio"),
+    Column("measured_over_estimate_p90", "Measured / estimate, 90th pct", "derived", "times2", "ratio"),
 )
 
 
 @keyed("scheme", "quantity", "backend", "mode")
 def estimate_error(summary: pd.DataFrame) -> Table:
-    """The estimate's absolute percentage error per scheme, quantity, engine and mode."""
-    frame = summary.assign(**{name: summary[name].map(lambda v: rounded(float(v), 4))
-                              for name in ("median_error", "mean_error", "within_10", "within_20")})
+    """The estimate's absolute percentage error per scheme, quantity, engine and mode, and the 10th to 90th
+    percentile of measured / estimate."""
+    # errors and shares to four significant digits; the band to six, so that its two decimals print as computed
+    digits = {"median_error": 4, "mean_error": 4, "within_10": 4, "within_20": 4, "measured_over_estimate_p10": 6,
+              "measured_over_estimate_p90": 6}
+    frame = summary.assign(**{name: summary[name].map(lambda v, n=n: rounded(float(v), n)) for name, n in digits.items()})
     return Table(
         id="serving_estimate_error",
         title="How well the estimate predicts measured TPOT and TTFT",
         caption="The absolute percentage error |estimate / measured - 1| of the estimated TPOT and TTFT: at datasheet "
         "rates (no fitted constant), with each engine's constants fitted on every point, on points held out by "
         f"grouped {FOLDS}-fold cross-validation (points that differ only in concurrency in one fold) and by leaving "
-        "one model, one device or one engine version out.",
+        "one model, one device or one engine version out; and the 10th and 90th percentiles of measured / estimate, "
+        "between which 80% of the points fall.",
         columns=_ERROR,
         rows=records(frame, _ERROR),
         sources=(MEASUREMENTS_SOURCE,),

@@ -1,12 +1,14 @@
-"""The calibrated estimate where a user asks for it (`kvwall regime|fit --engine`, `kvwall validate`): derived from
-reported data.
+"""The calibrated estimate where a user asks for it (`kvwall regime|fit|plan --engine`, `kvwall validate`): derived
+from reported data.
 
 An engine's constants are read back from tables/derived/serving_engine_constants (fitted by
 kvwall.validation.calibration on every understood measured point of the engine) and its held-out error from
-tables/derived/serving_estimate_error (grouped 5-fold cross-validation, kvwall.validation.estimate_error), so that
-an answer prints the same constants the tables show, never a fit of its own. A deployment's decode step and first
-token are priced by kvwall.model.decode_costs and kvwall.model.first_token_estimate with those constants, beside
-the same sums at datasheet rates (kvwall.model.engine_constants.datasheet_constants). No bound reads any of it.
+tables/derived/serving_estimate_error (grouped 5-fold cross-validation, kvwall.validation.estimate_error: the median
+and mean |estimate / measured - 1| and the 10th to 90th percentile of measured / estimate), so that an answer prints
+the same constants and error the tables show, never a fit of its own; where the tables are not built, there is no
+calibrated estimate (NotCalibrated). A deployment's decode step and first token are priced by
+kvwall.model.decode_costs and kvwall.model.first_token_estimate with those constants, beside the same sums at
+datasheet rates (kvwall.model.engine_constants.datasheet_constants). No bound reads any of it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, ServingInputs
 from kvwall.inputs.validation_map import ValidationMap
 from kvwall.model.decode_costs import COSTS, decode_costs, decode_step
@@ -26,8 +29,8 @@ from kvwall.units import MS
 from kvwall.validation.estimate_error import SCHEMES
 from kvwall.validation.points import COST_INPUTS, derive
 
-#: The tables the constants and their error are read from, under a checkout's tables/.
-CONSTANTS_TABLE, ERROR_TABLE = "derived/serving_engine_constants", "derived/serving_estimate_error"
+#: The tables the constants and their error are read from, under a checkout's tables/ (beside its config/).
+TABLES, CONSTANTS_TABLE, ERROR_TABLE = "tables", "derived/serving_engine_constants", "derived/serving_estimate_error"
 #: The error band an estimate is printed with: points held out by grouped K-fold cross-validation.
 HELD_OUT = SCHEMES[2]
 
@@ -38,20 +41,25 @@ class NotCalibrated(ValueError):
 
 @dataclass(frozen=True)
 class HeldOutError:
-    """The estimate's absolute percentage error on held-out points of one engine, mode and quantity."""
+    """The estimate's error on held-out points of one engine, mode and quantity: the median and mean of |estimate /
+    measured - 1|, and the 10th (low) and 90th (high) percentiles of measured / estimate."""
 
     scheme: str
     points: int
     median: float
     mean: float
+    low: float
+    high: float
 
 
 @dataclass(frozen=True)
 class Calibrated:
-    """One engine's fitted constants and the held-out error of its TPOT and TTFT, by mode."""
+    """One engine's fitted constants, the points its decode step was fitted on, and the held-out error of its TPOT
+    and TTFT, by mode."""
 
     engine: str
     constants: EngineConstants
+    points: int
     tpot_error: dict[str, HeldOutError]
     ttft_error: dict[str, HeldOutError]
 
@@ -75,6 +83,11 @@ def _table(tables: Path, artifact: str) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=False, na_values=[""])
 
 
+def tables_beside(catalog: Catalog) -> Path:
+    """The tables/ of the checkout whose config/ holds the catalogue's spec files."""
+    return Path(catalog.files["devices"]).parent.parent / TABLES
+
+
 def read_calibrated(tables: str | Path, engine: str) -> Calibrated:
     """``engine``'s constants (in base units) and held-out errors from the tables under ``tables``."""
     constants = _table(Path(tables), CONSTANTS_TABLE)
@@ -88,10 +101,12 @@ def read_calibrated(tables: str | Path, engine: str) -> Calibrated:
 
     def by_mode(quantity: str) -> dict[str, HeldOutError]:
         chosen = held[held["quantity"] == quantity]
-        return {r["mode"]: HeldOutError(HELD_OUT, int(r["points"]), float(r["median_error"]), float(r["mean_error"]))
+        return {r["mode"]: HeldOutError(HELD_OUT, int(r["points"]), float(r["median_error"]), float(r["mean_error"]),
+                                        float(r["measured_over_estimate_p10"]), float(r["measured_over_estimate_p90"]))
                 for r in chosen.to_dict("records")}
 
-    return Calibrated(engine, EngineConstants(**values), by_mode("TPOT"), by_mode("TTFT"))
+    return Calibrated(engine, EngineConstants(**values), int(rows.loc["fixed_step", "points"]), by_mode("TPOT"),
+                      by_mode("TTFT"))
 
 
 def cost_points(model, device, deployment: Deployment, engine: str, mode: str, in_flight: float, isl: float,
