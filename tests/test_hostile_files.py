@@ -90,6 +90,15 @@ def test_a_folder_where_a_spec_file_is_expected_is_one_line(tmp_path, capsys):
     assert one_line(capsys).startswith(f"kvwall: {tmp_path}: (top level): not a regular file")
 
 
+@pytest.mark.parametrize("byte", ["\x00", "\x07", "\x1b"])
+def test_a_control_character_in_a_spec_file_is_one_line_with_its_line(tmp_path, byte):
+    path = tmp_path / "devices.yaml"
+    path.write_text(f"evidence: spec\nsources: {{a: x{byte}y}}\n")
+    with pytest.raises(SpecError) as error:
+        read_yaml(path)
+    assert (error.value.key, error.value.reason) == ("line 2", f"not valid YAML: character #x{ord(byte):04x}: control characters are not allowed")
+
+
 # ---- the serving measurements -----------------------------------------------------------------------------------
 
 def measurements(tmp_path: Path, column: str | None = None, value: str = "", extra: str = "") -> Path:

@@ -146,6 +146,9 @@ def parse_yaml(text: str, file: str | Path) -> Any:
             return None
         _check_keys(node, file)
         return loader.construct_document(node)
+    except yaml.reader.ReaderError as err:  # its own message spans two lines
+        where = f"line {text.count(chr(10), 0, err.position) + 1}"
+        raise SpecError(file, where, f"not valid YAML: character #x{err.character:04x}: {err.reason}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
