@@ -182,6 +182,28 @@ def test_missing_file(tmp_path):
     assert (caught.value.file, caught.value.reason) == (str(config / "techniques.yaml"), "file not found")
 
 
+@pytest.mark.parametrize("file, old, new, key, reason", [
+    ("assumptions.yaml", "    source: kvwall\n    note: \"Model FLOP", "    source: {id: kvwall}\n    note: \"Model FLOP",
+     "assumptions.prefill_mfu.source", "must be of type string (got dict {'id': 'kvwall'})"),
+    ("assumptions.yaml", "    value: 1\n    unit: ratio\n    source: kvwall", "    value: 1\n    unit: [ratio]\n    source: kvwall",
+     "assumptions.moe_uniform_routing.unit", "must be of type string (got list ['ratio'])"),
+    ("techniques.yaml", "    lossless: \"yes\"\n    source: radixattention\n", "    lossless: \"yes\"\n    source: radix\n",
+     "techniques.radixattention-w3.source", "source 'radix' is not listed under 'sources'"),
+])
+def test_a_field_of_an_entry_is_refused_at_its_key(tmp_path, file, old, new, key, reason):
+    error = spec_error(tmp_path, file, old, new)
+    assert (error.key, error.reason) == (key, reason)
+
+
+def test_a_whole_float_where_a_count_is_expected_is_refused(tmp_path):
+    from kvwall.measure.config import load_measure_config
+
+    config = break_config(tmp_path, "measure.yaml", "      repeats: 3\n", "      repeats: 3.0\n")
+    with pytest.raises(SpecError) as error:
+        load_measure_config(config / "measure.yaml", load_catalog(config), "quick")
+    assert (error.value.key, error.value.reason) == ("sweeps.quick.cpu.repeats", "must be of type integer (got float 3.0)")
+
+
 def test_bad_reported_value(tmp_path):
     error = spec_error(tmp_path, "reported/literature.yaml", "source: kivi\n", "source: kivi-2\n")
     assert error.key.startswith("values.")

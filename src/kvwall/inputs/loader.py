@@ -125,6 +125,15 @@ def _unknown_fields(errors: list, path) -> list[str]:
     return names
 
 
+#: JSON Schema's validator with "integer" meaning an int: jsonschema also counts a whole float (3.0, 1e300) as one,
+#: which the code that counts with it (range, a block size, a seed) cannot take.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)),
+)
+
+
 def validate(document: Any, schema_name: str, file: str | Path) -> None:
     """Validate a parsed document against a schema; raise the most relevant problem as a SpecError."""
     if document is None:
@@ -132,7 +141,7 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
     non_finite = _first_non_finite(document)
     if non_finite:
         raise SpecError(file, key_path(non_finite[0]), f"must be a finite number (got {non_finite[1]})")
-    validator = jsonschema.Draft202012Validator(schema(schema_name), registry=_registry())
+    validator = _Validator(schema(schema_name), registry=_registry())
     errors = list(validator.iter_errors(document))
     error = jsonschema.exceptions.best_match(errors)
     if error is None:
@@ -422,6 +431,7 @@ def _techniques(document: Mapping, reader: QuantityReader, baseline_bits: float)
         key = f"techniques.{technique_id}"
         if entry["domain"] not in domains and entry["domain"] != "baseline":
             raise SpecError(reader.file, f"{key}.domain", f"domain {entry['domain']!r} is not listed under 'domains'")
+        reader.source(entry["source"], f"{key}.source")  # listed, also where no quantity of the entry cites it
         prov = {}
         _refuse_bytes_as_bits(entry, reader.file, key)
         for name, dimension in (("kv_bits", "bytes"), ("retention", "ratio"), ("fragmentation", "ratio"), ("codec", "ratio")):
