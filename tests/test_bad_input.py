@@ -146,6 +146,15 @@ def test_workflow_config_naming_a_model_that_does_not_exist(tmp_path):
     assert error.reason.startswith("'llama-3-9b' does not exist in")
 
 
+@pytest.mark.parametrize("old, new, key", [
+    ("models: [llama-2-13b, mixtral-8x7b,", "models: [llama-2-13b, llama-2-13b,", "tables.table1.models"),
+    ("batches: [1, 8, 32,", "batches: [1, 8, 8,", "tables.table4.batches"),
+])
+def test_workflow_config_naming_a_row_twice(tmp_path, old, new, key):
+    error = spec_error(tmp_path, "config.yaml", old, new)
+    assert error.key == key and error.reason.endswith("has non-unique elements")
+
+
 def test_reference_to_a_source_that_is_not_listed(tmp_path):
     error = spec_error(tmp_path, "links.yaml", "source: nvlink-4}", "source: nvlink-5}")
     assert (error.key, error.reason) == ("links.nvlink-4.bandwidth.source", "source 'nvlink-5' is not listed under 'sources'")
