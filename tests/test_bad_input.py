@@ -213,6 +213,15 @@ def test_a_whole_float_where_a_count_is_expected_is_refused(tmp_path):
     assert (error.value.key, error.value.reason) == ("sweeps.quick.cpu.repeats", "must be of type integer (got float 3.0)")
 
 
+def test_a_system_name_ending_in_a_line_break_is_refused(tmp_path):
+    from kvwall.inputs.validation_map import load_validation_map
+
+    config = break_config(tmp_path, "validation.yaml", "  h100_sxm: {device", '  "h100_sxm\\n": {device')
+    with pytest.raises(SpecError) as error:
+        load_validation_map(config / "validation.yaml", load_catalog(config))
+    assert (error.value.key, error.value.reason) == ("systems.'h100_sxm\\n'", "'h100_sxm\\n' is not of the form ^[a-z0-9_]{1,32}\\Z")
+
+
 def test_bad_reported_value(tmp_path):
     error = spec_error(tmp_path, "reported/literature.yaml", "source: kivi\n", "source: kivi-2\n")
     assert error.key.startswith("values.")
@@ -323,7 +332,7 @@ def dry_run_with_cell(tmp_path, column: str, value: str) -> tuple[str, list[str]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("column, value, message", [
-    ("system", "b300 sxm", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): system: 'b300 sxm' is not a safe name"),
+    ("system", "b300 sxm", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): system: 'b300 sxm' is not of the form ^[a-z0-9_]{1,32}\\Z"),
     ("silicon_tpot_ms", "-3", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): silicon_tpot_ms: must be > 0"),
     ("tp_size", "4.5", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): tp_size: must be of type"),
 ])

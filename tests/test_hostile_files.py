@@ -112,17 +112,34 @@ def measurements(tmp_path: Path, column: str | None = None, value: str = "", ext
     return path
 
 
+@pytest.mark.parametrize("column, value", [("tp_size", "2e19"), ("isl", "8e3"), ("batch_size", "1e2")])
+def test_a_count_in_scientific_notation_is_refused_at_its_column(tmp_path, column, value):
+    path = measurements(tmp_path, column, value)
+    with pytest.raises(SpecError) as error:
+        read_serving_measurements(path)
+    assert error.value.key.endswith(f"): {column}") and error.value.reason.startswith("must be of type ")
+
+
 @pytest.mark.parametrize("column, value, key, reason", [
     ("batch_size", "100000000000000000000", "batch_size", "is greater than the maximum of 100000000"),
-    ("tp_size", "2e19", "tp_size", "is greater than the maximum of 1000000"),
+    ("tp_size", "20000000000000000000", "tp_size", "is greater than the maximum of 1000000"),
     ("silicon_tpot_ms", "1e308", "silicon_tpot_ms", "is greater than the maximum of 1000000000"),
-    ("isl", "1e30", "isl", "is greater than the maximum of 100000000"),
+    ("isl", "1" + "0" * 30, "isl", "is greater than the maximum of 100000000"),
 ])
 def test_an_absurd_measurement_is_refused_at_its_column(tmp_path, column, value, key, reason):
     path = measurements(tmp_path, column, value)
     with pytest.raises(SpecError) as error:
         read_serving_measurements(path)
     assert error.value.file == str(path) and error.value.key.endswith(f"): {key}") and error.value.reason.endswith(reason)
+
+
+@pytest.mark.parametrize("cell, shown", [('"x\ny"', "'x\\ny'"), ('"x\n"', "'x\\n'")])
+def test_a_line_break_in_a_quoted_id_is_kept_and_refused_in_one_line(tmp_path, capsys, cell, shown):
+    header, row = MEASUREMENTS.read_text().splitlines()[:2]
+    path = tmp_path / "points.csv"
+    path.write_text(f"{header}\n{cell}{row[row.index(','):]}\n")
+    assert main(["validate", str(path), "--config", str(CONFIG)]) == 2
+    assert one_line(capsys).startswith(f"kvwall: {path}: line 2 (id {shown}): id: {shown} is not of the form ")
 
 
 @pytest.mark.parametrize("column, value, extra, reason", [

@@ -48,6 +48,8 @@ LARGEST = {
 #: storage format or latency (a kilobyte per second, a megaflop per second, a hundredth of a byte, a picosecond), so
 #: that a unit typed wrong by many orders of magnitude is refused.
 SMALLEST = {"bytes/s": 1e3, "FLOP/s": 1e6, "bytes": 1e-2, "s": 1e-12}
+#: The pattern of an id (safe_id in common.schema.yaml).
+SAFE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}\Z"
 #: The pattern of a name printed in tables and messages (label in common.schema.yaml).
 LABEL_PATTERN = r"^[^\x00-\x1f\x7f]+\Z"
 #: Dimensions whose values count things and so must be whole numbers.
@@ -94,6 +96,8 @@ def _reason(error: jsonschema.ValidationError) -> str:
         return f"must be of type {error.validator_value} (got {type(value).__name__} {value!r})"
     if v == "pattern" and error.validator_value == LABEL_PATTERN:
         return f"{value!r} must be one line of printable text"
+    if v == "pattern" and error.validator_value != SAFE_ID_PATTERN:
+        return f"{value!r} is not of the form {error.validator_value}"
     if v == "pattern" or (v == "not" and isinstance(value, str)):
         return f"{value!r} is not a safe name (lowercase letters, digits, '.', '_' and '-'; at most 64 characters)"
     if v in ("enum", "const"):
