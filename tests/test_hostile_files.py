@@ -90,6 +90,20 @@ def test_a_folder_where_a_spec_file_is_expected_is_one_line(tmp_path, capsys):
     assert one_line(capsys).startswith(f"kvwall: {tmp_path}: (top level): not a regular file")
 
 
+def test_a_key_given_twice_in_a_json_file_is_refused(tmp_path, capsys):
+    from kvwall.measure.record import read_record
+
+    record = tmp_path / "record.json"
+    record.write_text('{"mode": "quick", "mode": "full"}')
+    with pytest.raises(SpecError) as error:
+        read_record(record)
+    assert (error.value.key, error.value.reason) == ("mode", "given twice in one object")
+    path = tmp_path / "org--model_config.json"
+    path.write_text(QWEN.read_text().replace("{", '{"num_hidden_layers": 2, ', 1))
+    assert main(["import", str(path), "--config", str(CONFIG)]) == 2
+    assert one_line(capsys) == f"kvwall: {path}: num_hidden_layers: given twice in one object"
+
+
 @pytest.mark.parametrize("byte", ["\x00", "\x07", "\x1b"])
 def test_a_control_character_in_a_spec_file_is_one_line_with_its_line(tmp_path, byte):
     path = tmp_path / "devices.yaml"
