@@ -41,3 +41,8 @@ def test_an_argument_mistake_is_one_line_with_the_usage_hint(capsys, args, line)
 def test_build_cores_that_are_not_a_number_is_one_line(capsys):
     assert main(["build", "--cores", "abc", "-n"]) == 2
     assert one_line(capsys) == "kvwall: build: Error parsing number of cores (--cores, -c): must be integer or 'all'."
+
+
+def test_build_arguments_snakemake_does_not_know_are_one_line(capsys):
+    assert main(["build", "-n", "--cores-typo"]) == 2
+    assert one_line(capsys) == "kvwall: build: unrecognized arguments: --cores-typo"
