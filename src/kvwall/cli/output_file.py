@@ -24,6 +24,13 @@ def tracked(path: Path) -> bool:
 def checked_output(path: str | Path, option: str, inputs: Iterable[str | Path] = ()) -> Path:
     """``path`` as an output of ``option``: a file in an existing folder, none of ``inputs``, not tracked by git."""
     path = Path(path)
+    try:
+        return _checked(path, option, inputs)
+    except OSError as err:  # a name longer than the file system takes, a folder that cannot be searched
+        raise SpecError(path, option, f"cannot be written ({err.strerror})") from None
+
+
+def _checked(path: Path, option: str, inputs: Iterable[str | Path]) -> Path:
     if path.is_dir():
         raise SpecError(path, option, "is a folder: name a file to write")
     if path.exists() and not path.is_file():
