@@ -64,7 +64,14 @@ def test_misspelt_field(tmp_path):
 
 def test_wrong_type(tmp_path):
     error = spec_error(tmp_path, "models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: eighty, unit: count}")
-    assert (error.key, error.reason) == ("models.llama-3-70b.n_layers.value", "must be of type integer (got str 'eighty')")
+    assert (error.key, error.reason) == ("models.llama-3-70b.n_layers.value", "must be of type number (got str 'eighty')")
+
+
+def test_a_count_in_scientific_notation_loads_and_a_fraction_does_not(tmp_path):
+    catalog = load_catalog(break_config(tmp_path / "a", "models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: 8e1, unit: count}"))
+    assert catalog.models["llama-3-70b"].n_layers == 80
+    error = spec_error(tmp_path / "b", "models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: 80.5, unit: count}")
+    assert (error.key, error.reason) == ("models.llama-3-70b.n_layers.value", "80.5 count is not a whole number of count")
 
 
 def test_zero_size(tmp_path):

@@ -152,8 +152,7 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
         return
     # A name that fails propertyNames is reported against the mapping; name the offending key itself.
     path = list(error.absolute_path)
-    if error.validator in ("pattern", "not") and error.parent is None and isinstance(error.instance, str) \
-            and error.validator_value != LABEL_PATTERN:
+    if error.validator in ("pattern", "not") and "propertyNames" in error.schema_path and isinstance(error.instance, str):
         if error.instance not in (path[-1:] or [None]):
             path.append(error.instance)
     reason = _reason(error)
