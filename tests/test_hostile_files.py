@@ -60,6 +60,8 @@ def edited(tmp_path: Path, **fields) -> Path:
     ({"vocab_size": "many"}, "vocab_size"),
     ({"torch_dtype": ["bfloat16"]}, "torch_dtype"),
     ({"quantization_config": [1]}, "quantization_config"),
+    ({"text_config": "qwen3"}, "text_config"),
+    ({"text_config": [{"model_type": "qwen3"}]}, "text_config"),
     ({"quantization_config": {"quant_method": ["fp8"]}}, "quantization_config.quant_method"),
     ({"quantization_config": {"quant_algo": "MIXED_PRECISION", "quantized_layers": [1]}}, "quantization_config.quantized_layers"),
     ({"quantization_config": {"config_groups": [1]}}, "quantization_config.config_groups"),
