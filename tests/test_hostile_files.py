@@ -149,6 +149,12 @@ def test_an_absurd_measurement_is_refused_at_its_column(tmp_path, column, value,
     assert error.value.file == str(path) and error.value.key.endswith(f"): {key}") and error.value.reason.endswith(reason)
 
 
+def test_a_byte_order_mark_before_the_header_is_read_past(tmp_path):
+    path = tmp_path / "points.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + MEASUREMENTS.read_bytes()[:20_000].rsplit(b"\n", 1)[0] + b"\n")
+    assert list(read_serving_measurements(path).columns)[0] == "id"
+
+
 @pytest.mark.parametrize("cell, shown", [('"x\ny"', "'x\\ny'"), ('"x\n"', "'x\\n'")])
 def test_a_line_break_in_a_quoted_id_is_kept_and_refused_in_one_line(tmp_path, capsys, cell, shown):
     header, row = MEASUREMENTS.read_text().splitlines()[:2]

@@ -55,7 +55,7 @@ def _text(path: Path) -> tuple[bytes, str]:
         raise SpecError(path, "", f"larger than {MAX_BYTES // 2**20} MiB")
     content = path.read_bytes()
     try:
-        return content, content.decode("utf-8")
+        return content, content.decode("utf-8-sig")  # a spreadsheet's "CSV UTF-8" starts with a byte-order mark
     except UnicodeDecodeError as error:
         raise SpecError(path, "", f"not UTF-8 text ({error.reason} at byte {error.start})") from None
 
