@@ -36,7 +36,7 @@ def register(subparsers) -> None:
 def _named_file(output: str | None, settings: str | Path) -> Path | None:
     """The record file ``--output`` names, checked before the run as every written file is (None for a folder or no
     --output): not the settings, not a file git tracks, in a folder that exists."""
-    from kvwall.cli.output_file import checked_output
+    from kvwall.render import checked_output
 
     if output is None or os.path.isdir(output):
         return None
