@@ -64,7 +64,14 @@ def test_misspelt_field(tmp_path):
 
 def test_wrong_type(tmp_path):
     error = spec_error(tmp_path, "models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: eighty, unit: count}")
-    assert (error.key, error.reason) == ("models.llama-3-70b.n_layers.value", "must be of type integer (got str 'eighty')")
+    assert (error.key, error.reason) == ("models.llama-3-70b.n_layers.value", "must be of type number (got str 'eighty')")
+
+
+def test_a_count_in_scientific_notation_loads_and_a_fraction_does_not(tmp_path):
+    catalog = load_catalog(break_config(tmp_path / "a", "models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: 8e1, unit: count}"))
+    assert catalog.models["llama-3-70b"].n_layers == 80
+    error = spec_error(tmp_path / "b", "models.yaml", "n_layers: {value: 80, unit: count}", "n_layers: {value: 80.5, unit: count}")
+    assert (error.key, error.reason) == ("models.llama-3-70b.n_layers.value", "80.5 count is not a whole number of count")
 
 
 def test_zero_size(tmp_path):
@@ -146,6 +153,15 @@ def test_workflow_config_naming_a_model_that_does_not_exist(tmp_path):
     assert error.reason.startswith("'llama-3-9b' does not exist in")
 
 
+@pytest.mark.parametrize("old, new, key", [
+    ("models: [llama-2-13b, mixtral-8x7b,", "models: [llama-2-13b, llama-2-13b,", "tables.table1.models"),
+    ("batches: [1, 8, 32,", "batches: [1, 8, 8,", "tables.table4.batches"),
+])
+def test_workflow_config_naming_a_row_twice(tmp_path, old, new, key):
+    error = spec_error(tmp_path, "config.yaml", old, new)
+    assert error.key == key and error.reason.endswith("has non-unique elements")
+
+
 def test_reference_to_a_source_that_is_not_listed(tmp_path):
     error = spec_error(tmp_path, "links.yaml", "source: nvlink-4}", "source: nvlink-5}")
     assert (error.key, error.reason) == ("links.nvlink-4.bandwidth.source", "source 'nvlink-5' is not listed under 'sources'")
@@ -180,6 +196,37 @@ def test_missing_file(tmp_path):
     with pytest.raises(SpecError) as caught:
         load_everything(config)
     assert (caught.value.file, caught.value.reason) == (str(config / "techniques.yaml"), "file not found")
+
+
+@pytest.mark.parametrize("file, old, new, key, reason", [
+    ("assumptions.yaml", "    source: kvwall\n    note: \"Model FLOP", "    source: {id: kvwall}\n    note: \"Model FLOP",
+     "assumptions.prefill_mfu.source", "must be of type string (got dict {'id': 'kvwall'})"),
+    ("assumptions.yaml", "    value: 1\n    unit: ratio\n    source: kvwall", "    value: 1\n    unit: [ratio]\n    source: kvwall",
+     "assumptions.moe_uniform_routing.unit", "must be of type string (got list ['ratio'])"),
+    ("techniques.yaml", "    lossless: \"yes\"\n    source: radixattention\n", "    lossless: \"yes\"\n    source: radix\n",
+     "techniques.radixattention-w3.source", "source 'radix' is not listed under 'sources'"),
+])
+def test_a_field_of_an_entry_is_refused_at_its_key(tmp_path, file, old, new, key, reason):
+    error = spec_error(tmp_path, file, old, new)
+    assert (error.key, error.reason) == (key, reason)
+
+
+def test_a_whole_float_where_a_count_is_expected_is_refused(tmp_path):
+    from kvwall.measure.config import load_measure_config
+
+    config = break_config(tmp_path, "measure.yaml", "      repeats: 3\n", "      repeats: 3.0\n")
+    with pytest.raises(SpecError) as error:
+        load_measure_config(config / "measure.yaml", load_catalog(config), "quick")
+    assert (error.value.key, error.value.reason) == ("sweeps.quick.cpu.repeats", "must be of type integer (got float 3.0)")
+
+
+def test_a_system_name_ending_in_a_line_break_is_refused(tmp_path):
+    from kvwall.inputs.validation_map import load_validation_map
+
+    config = break_config(tmp_path, "validation.yaml", "  h100_sxm: {device", '  "h100_sxm\\n": {device')
+    with pytest.raises(SpecError) as error:
+        load_validation_map(config / "validation.yaml", load_catalog(config))
+    assert (error.value.key, error.value.reason) == ("systems.'h100_sxm\\n'", "'h100_sxm\\n' is not of the form ^[a-z0-9_]{1,32}\\Z")
 
 
 def test_bad_reported_value(tmp_path):
@@ -292,7 +339,7 @@ def dry_run_with_cell(tmp_path, column: str, value: str) -> tuple[str, list[str]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("column, value, message", [
-    ("system", "b300 sxm", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): system: 'b300 sxm' is not a safe name"),
+    ("system", "b300 sxm", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): system: 'b300 sxm' is not of the form ^[a-z0-9_]{1,32}\\Z"),
     ("silicon_tpot_ms", "-3", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): silicon_tpot_ms: must be > 0"),
     ("tp_size", "4.5", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): tp_size: must be of type"),
 ])

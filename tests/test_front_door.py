@@ -271,6 +271,22 @@ def test_kvwall_build_refuses_a_yte_configfile_before_snakemake_reads_it(tmp_pat
     assert done.stderr.startswith("kvwall: bad input: mine.yaml: ") and "alias" in done.stderr
 
 
+@pytest.mark.parametrize("text, line", [
+    ("__use_yte__: true\ncores: ?__import__('pathlib').Path({marker!r}).touch() or 1\n",
+     "{profile}: __use_yte__: a template key: config files hold plain values, never expressions"),
+    ("cores: 1\ncores: 2\n", "{profile}: cores: given twice (lines 1 and 2)"),
+    ("cores: [\n", "{profile}: line 2, column 1: not valid YAML: did not find expected node content"),
+])
+def test_kvwall_build_checks_a_profile_before_snakemake_reads_it(tmp_path, capsys, text, line):
+    """Snakemake reads a profile's own file with YTE while it parses its arguments, before any workflow code."""
+    marker, profile = tmp_path / "ran", tmp_path / "profile" / "config.yaml"
+    profile.parent.mkdir()
+    profile.write_text(text.format(marker=str(marker)))
+    assert main(["build", "-n", "--workflow-profile", "none", "--profile", str(profile.parent)]) == 2
+    assert not marker.exists()
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "kvwall: bad input: " + line.format(profile=profile)
+
+
 @pytest.mark.slow
 def test_kvwall_build_runs_snakemake_on_a_plain_configfile(tmp_path):
     root = repository_copy(tmp_path)

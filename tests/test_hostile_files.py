@@ -60,6 +60,8 @@ def edited(tmp_path: Path, **fields) -> Path:
     ({"vocab_size": "many"}, "vocab_size"),
     ({"torch_dtype": ["bfloat16"]}, "torch_dtype"),
     ({"quantization_config": [1]}, "quantization_config"),
+    ({"text_config": "qwen3"}, "text_config"),
+    ({"text_config": [{"model_type": "qwen3"}]}, "text_config"),
     ({"quantization_config": {"quant_method": ["fp8"]}}, "quantization_config.quant_method"),
     ({"quantization_config": {"quant_algo": "MIXED_PRECISION", "quantized_layers": [1]}}, "quantization_config.quantized_layers"),
     ({"quantization_config": {"config_groups": [1]}}, "quantization_config.config_groups"),
@@ -90,6 +92,29 @@ def test_a_folder_where_a_spec_file_is_expected_is_one_line(tmp_path, capsys):
     assert one_line(capsys).startswith(f"kvwall: {tmp_path}: (top level): not a regular file")
 
 
+def test_a_key_given_twice_in_a_json_file_is_refused(tmp_path, capsys):
+    from kvwall.measure.record import read_record
+
+    record = tmp_path / "record.json"
+    record.write_text('{"mode": "quick", "mode": "full"}')
+    with pytest.raises(SpecError) as error:
+        read_record(record)
+    assert (error.value.key, error.value.reason) == ("mode", "given twice in one object")
+    path = tmp_path / "org--model_config.json"
+    path.write_text(QWEN.read_text().replace("{", '{"num_hidden_layers": 2, ', 1))
+    assert main(["import", str(path), "--config", str(CONFIG)]) == 2
+    assert one_line(capsys) == f"kvwall: {path}: num_hidden_layers: given twice in one object"
+
+
+@pytest.mark.parametrize("byte", ["\x00", "\x07", "\x1b"])
+def test_a_control_character_in_a_spec_file_is_one_line_with_its_line(tmp_path, byte):
+    path = tmp_path / "devices.yaml"
+    path.write_text(f"evidence: spec\nsources: {{a: x{byte}y}}\n")
+    with pytest.raises(SpecError) as error:
+        read_yaml(path)
+    assert (error.value.key, error.value.reason) == ("line 2", f"not valid YAML: character #x{ord(byte):04x}: control characters are not allowed")
+
+
 # ---- the serving measurements -----------------------------------------------------------------------------------
 
 def measurements(tmp_path: Path, column: str | None = None, value: str = "", extra: str = "") -> Path:
@@ -103,17 +128,40 @@ def measurements(tmp_path: Path, column: str | None = None, value: str = "", ext
     return path
 
 
+@pytest.mark.parametrize("column, value", [("tp_size", "2e19"), ("isl", "8e3"), ("batch_size", "1e2")])
+def test_a_count_in_scientific_notation_is_refused_at_its_column(tmp_path, column, value):
+    path = measurements(tmp_path, column, value)
+    with pytest.raises(SpecError) as error:
+        read_serving_measurements(path)
+    assert error.value.key.endswith(f"): {column}") and error.value.reason.startswith("must be of type ")
+
+
 @pytest.mark.parametrize("column, value, key, reason", [
     ("batch_size", "100000000000000000000", "batch_size", "is greater than the maximum of 100000000"),
-    ("tp_size", "2e19", "tp_size", "is greater than the maximum of 1000000"),
+    ("tp_size", "20000000000000000000", "tp_size", "is greater than the maximum of 1000000"),
     ("silicon_tpot_ms", "1e308", "silicon_tpot_ms", "is greater than the maximum of 1000000000"),
-    ("isl", "1e30", "isl", "is greater than the maximum of 100000000"),
+    ("isl", "1" + "0" * 30, "isl", "is greater than the maximum of 100000000"),
 ])
 def test_an_absurd_measurement_is_refused_at_its_column(tmp_path, column, value, key, reason):
     path = measurements(tmp_path, column, value)
     with pytest.raises(SpecError) as error:
         read_serving_measurements(path)
     assert error.value.file == str(path) and error.value.key.endswith(f"): {key}") and error.value.reason.endswith(reason)
+
+
+def test_a_byte_order_mark_before_the_header_is_read_past(tmp_path):
+    path = tmp_path / "points.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + MEASUREMENTS.read_bytes()[:20_000].rsplit(b"\n", 1)[0] + b"\n")
+    assert list(read_serving_measurements(path).columns)[0] == "id"
+
+
+@pytest.mark.parametrize("cell, shown", [('"x\ny"', "'x\\ny'"), ('"x\n"', "'x\\n'")])
+def test_a_line_break_in_a_quoted_id_is_kept_and_refused_in_one_line(tmp_path, capsys, cell, shown):
+    header, row = MEASUREMENTS.read_text().splitlines()[:2]
+    path = tmp_path / "points.csv"
+    path.write_text(f"{header}\n{cell}{row[row.index(','):]}\n")
+    assert main(["validate", str(path), "--config", str(CONFIG)]) == 2
+    assert one_line(capsys).startswith(f"kvwall: {path}: line 2 (id {shown}): id: {shown} is not of the form ")
 
 
 @pytest.mark.parametrize("column, value, extra, reason", [

@@ -31,6 +31,10 @@ def test_an_unknown_id_suggests_the_closest(capsys, args, start):
     (["regime", "--model", "llama-3-8b", "--device", "b200", "--batch", "x", "--context", "8k"],
      "kvwall regime: argument --batch: 'x' is not a whole number (see kvwall regime --help)"),
     (["import"], "kvwall import: the following arguments are required: PATH (see kvwall import --help)"),
+    (["import", "x.json", "--params-nominal", "nan"],
+     "kvwall import: argument --params-nominal: 'nan' must be a whole number from 1 to 1e+15 (see kvwall import --help)"),
+    (["import", "x.json", "--params-nominal", "8.2"],
+     "kvwall import: argument --params-nominal: '8.2' must be a whole number from 1 to 1e+15 (see kvwall import --help)"),
 ])
 def test_an_argument_mistake_is_one_line_with_the_usage_hint(capsys, args, line):
     with pytest.raises(SystemExit) as exited:
@@ -41,3 +45,8 @@ def test_an_argument_mistake_is_one_line_with_the_usage_hint(capsys, args, line)
 def test_build_cores_that_are_not_a_number_is_one_line(capsys):
     assert main(["build", "--cores", "abc", "-n"]) == 2
     assert one_line(capsys) == "kvwall: build: Error parsing number of cores (--cores, -c): must be integer or 'all'."
+
+
+def test_build_arguments_snakemake_does_not_know_are_one_line(capsys):
+    assert main(["build", "-n", "--cores-typo"]) == 2
+    assert one_line(capsys) == "kvwall: build: unrecognized arguments: --cores-typo"

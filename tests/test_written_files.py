@@ -1,5 +1,5 @@
 """A command writes only the file it was asked to write, whole or not at all: `kvwall import --into` through a YAML
-emitter and read back before the file is replaced, `kvwall validate --output` never onto an input or a tracked file."""
+emitter and read back before the file is replaced, `kvwall validate --output` and `kvwall measure --output` never onto an input or a tracked file."""
 
 import os
 from pathlib import Path
@@ -130,7 +130,8 @@ def test_an_output_tracked_by_git_is_refused(capsys):
 
 
 @pytest.mark.parametrize("where, reason", [("folder", "is a folder"), ("missing/out.csv", "folder "),
-                                           ("fifo", "is not a regular file")])
+                                           ("fifo", "is not a regular file"),
+                                           ("x" * 300 + ".csv", "cannot be written (File name too long)")])
 def test_an_output_it_cannot_write_is_one_line(points, capsys, where, reason):
     output = points.parent / where
     if where == "folder":
@@ -140,6 +141,21 @@ def test_an_output_it_cannot_write_is_one_line(points, capsys, where, reason):
     assert validate(points, output) == 2
     assert one_line(capsys).startswith(f"kvwall: {output}: --output: {reason}")
     assert not (points.parent / "missing").exists()
+
+
+@pytest.mark.parametrize("output, reason", [
+    ("README.md", "is a file under version control: name a file outside the project's own"),
+    ("data/measured/amd-epyc-2c-2026-11-29.json", "is a file under version control: name a file outside the project's own"),
+    ("missing/record.json", "folder 'missing' does not exist"),
+    ("config/measure.yaml", "is an input of this command: name another file to write"),
+])
+def test_a_measure_output_is_refused_before_the_run(capsys, monkeypatch, output, reason):
+    monkeypatch.chdir(ROOT)
+    before = (ROOT / output).read_bytes() if (ROOT / output).exists() else None
+    assert main(["measure", "--quick", "--no-progress", "--output", output]) == 2
+    assert one_line(capsys) == f"kvwall: {output}: --output: {reason}"
+    assert ((ROOT / output).read_bytes() if (ROOT / output).exists() else None) == before
+    assert not (ROOT / "missing").exists()
 
 
 def test_rows_none_understood_are_written_without_warnings(points, tmp_path, capsys, recwarn):

@@ -66,6 +66,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _parameter_count(text: str) -> float:
+    """A published parameter count (8.03e9): a whole number of at least 1 and at most LARGEST's count."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of parameters (examples: 8.03e9, 70553706496)") from None
+    if not 1 <= value <= LARGEST["count"] or value != int(value):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number from 1 to {LARGEST['count']:g}")
+    return value
+
+
 def _points(text: str) -> int:
     try:
         value = int(float(text))
@@ -741,7 +752,7 @@ def build_parser() -> argparse.ArgumentParser:
         "source; a config kvwall cannot model is refused with the file, the key and the reason (exit status 2).")
     p.add_argument("paths", nargs="+", metavar="PATH", help="config.json file(s), named org--model_config.json or with --hf-id")
     p.add_argument("--into", metavar="FILE", help="append the entry to this models file (config/models.yaml) instead")
-    p.add_argument("--params-nominal", type=float, metavar="COUNT",
+    p.add_argument("--params-nominal", type=_parameter_count, metavar="COUNT",
                    help="the parameter count the model card publishes (checked against the derived count)")
     p.add_argument("--params-source", metavar="TEXT", help="where --params-nominal is published (model card address)")
     p.add_argument("--hf-id", help="Hugging Face id org/model when the file name does not carry it")

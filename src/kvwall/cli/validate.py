@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from kvwall.cli.output_file import checked_output, write_output
+from kvwall.render import checked_output, write_output
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE

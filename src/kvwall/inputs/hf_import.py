@@ -85,6 +85,8 @@ def _read_json(path: Path) -> dict:
 
 def _language_model(path: Path, config: dict) -> tuple[dict, str, str]:
     """The language model's keys (a multimodal wrapper's ``text_config``), their prefix and model type."""
+    if config.get("text_config") is not None and not isinstance(config["text_config"], dict):
+        raise ImportRefused(path, "text_config", f"must be an object (got {type(config['text_config']).__name__})")
     text, prefix = (config["text_config"], "text_config.") if isinstance(config.get("text_config"), dict) else (config, "")
     model_type = text.get("model_type") or config.get("model_type")
     if not isinstance(model_type, str):

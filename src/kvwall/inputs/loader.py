@@ -48,6 +48,8 @@ LARGEST = {
 #: storage format or latency (a kilobyte per second, a megaflop per second, a hundredth of a byte, a picosecond), so
 #: that a unit typed wrong by many orders of magnitude is refused.
 SMALLEST = {"bytes/s": 1e3, "FLOP/s": 1e6, "bytes": 1e-2, "s": 1e-12}
+#: The pattern of an id (safe_id in common.schema.yaml).
+SAFE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}\Z"
 #: The pattern of a name printed in tables and messages (label in common.schema.yaml).
 LABEL_PATTERN = r"^[^\x00-\x1f\x7f]+\Z"
 #: Dimensions whose values count things and so must be whole numbers.
@@ -94,6 +96,8 @@ def _reason(error: jsonschema.ValidationError) -> str:
         return f"must be of type {error.validator_value} (got {type(value).__name__} {value!r})"
     if v == "pattern" and error.validator_value == LABEL_PATTERN:
         return f"{value!r} must be one line of printable text"
+    if v == "pattern" and error.validator_value != SAFE_ID_PATTERN:
+        return f"{value!r} is not of the form {error.validator_value}"
     if v == "pattern" or (v == "not" and isinstance(value, str)):
         return f"{value!r} is not a safe name (lowercase letters, digits, '.', '_' and '-'; at most 64 characters)"
     if v in ("enum", "const"):
@@ -125,6 +129,15 @@ def _unknown_fields(errors: list, path) -> list[str]:
     return names
 
 
+#: JSON Schema's validator with "integer" meaning an int: jsonschema also counts a whole float (3.0, 1e300) as one,
+#: which the code that counts with it (range, a block size, a seed) cannot take.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)),
+)
+
+
 def validate(document: Any, schema_name: str, file: str | Path) -> None:
     """Validate a parsed document against a schema; raise the most relevant problem as a SpecError."""
     if document is None:
@@ -132,15 +145,14 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
     non_finite = _first_non_finite(document)
     if non_finite:
         raise SpecError(file, key_path(non_finite[0]), f"must be a finite number (got {non_finite[1]})")
-    validator = jsonschema.Draft202012Validator(schema(schema_name), registry=_registry())
+    validator = _Validator(schema(schema_name), registry=_registry())
     errors = list(validator.iter_errors(document))
     error = jsonschema.exceptions.best_match(errors)
     if error is None:
         return
     # A name that fails propertyNames is reported against the mapping; name the offending key itself.
     path = list(error.absolute_path)
-    if error.validator in ("pattern", "not") and error.parent is None and isinstance(error.instance, str) \
-            and error.validator_value != LABEL_PATTERN:
+    if error.validator in ("pattern", "not") and "propertyNames" in error.schema_path and isinstance(error.instance, str):
         if error.instance not in (path[-1:] or [None]):
             path.append(error.instance)
     reason = _reason(error)
@@ -422,6 +434,7 @@ def _techniques(document: Mapping, reader: QuantityReader, baseline_bits: float)
         key = f"techniques.{technique_id}"
         if entry["domain"] not in domains and entry["domain"] != "baseline":
             raise SpecError(reader.file, f"{key}.domain", f"domain {entry['domain']!r} is not listed under 'domains'")
+        reader.source(entry["source"], f"{key}.source")  # listed, also where no quantity of the entry cites it
         prov = {}
         _refuse_bytes_as_bits(entry, reader.file, key)
         for name, dimension in (("kv_bits", "bytes"), ("retention", "ratio"), ("fragmentation", "ratio"), ("codec", "ratio")):

@@ -2,8 +2,8 @@
 
 Refused, each as a SpecError naming the file and the line: anything but a regular file (a FIFO would hang the read,
 /dev/zero exhaust memory), more than MAX_BYTES, anchors and aliases (an alias bomb expands a few hundred bytes into
-billions of nodes), complex keys (``? [a, b]``), nesting deeper than MAX_DEPTH, a key given twice, and in JSON the
-non-standard constants NaN and Infinity.
+billions of nodes), complex keys (``? [a, b]``), nesting deeper than MAX_DEPTH, a key given twice (in JSON too, where
+json.loads keeps the last), and in JSON the non-standard constants NaN and Infinity.
 """
 
 from __future__ import annotations
@@ -146,6 +146,9 @@ def parse_yaml(text: str, file: str | Path) -> Any:
             return None
         _check_keys(node, file)
         return loader.construct_document(node)
+    except yaml.reader.ReaderError as err:  # its own message spans two lines
+        where = f"line {text.count(chr(10), 0, err.position) + 1}"
+        raise SpecError(file, where, f"not valid YAML: character #x{err.character:04x}: {err.reason}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
@@ -164,14 +167,29 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
+class _KeyGivenTwice(ValueError):
+    """A JSON object that names a key twice (json keeps the last silently)."""
+
+
+def _unique_keys(pairs: list) -> dict:
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _KeyGivenTwice(key)
+        obj[key] = value
+    return obj
+
+
 def read_json(path: str | Path, constants: bool = False) -> Any:
     """Parse one JSON file under the same limits; NaN and Infinity (not JSON) are refused unless ``constants`` (a
     published config.json, written and read by Python's json, which accepts them)."""
     text = read_text(path)
     try:
-        return json.loads(text, parse_constant=None if constants else _refuse_constant)
+        return json.loads(text, parse_constant=None if constants else _refuse_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
         raise SpecError(path, f"line {err.lineno}", f"not valid JSON: {err.msg}") from None
+    except _KeyGivenTwice as err:
+        raise SpecError(path, key_path(err.args), "given twice in one object") from None
     except ValueError as err:
         raise SpecError(path, "", f"not valid JSON: {err}") from None
     except RecursionError:

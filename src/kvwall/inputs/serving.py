@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import math
 import re
@@ -54,7 +55,7 @@ def _text(path: Path) -> tuple[bytes, str]:
         raise SpecError(path, "", f"larger than {MAX_BYTES // 2**20} MiB")
     content = path.read_bytes()
     try:
-        return content, content.decode("utf-8")
+        return content, content.decode("utf-8-sig")  # a spreadsheet's "CSV UTF-8" starts with a byte-order mark
     except UnicodeDecodeError as error:
         raise SpecError(path, "", f"not UTF-8 text ({error.reason} at byte {error.start})") from None
 
@@ -62,7 +63,7 @@ def _text(path: Path) -> tuple[bytes, str]:
 def _rows(text: str, path: Path) -> list[dict]:
     """The rows of a CSV text, each cell read by _cell; a row with more cells than the header, or a cell beyond the
     csv module's field limit, is refused with its line."""
-    reader = csv.DictReader(text.splitlines())
+    reader = csv.DictReader(io.StringIO(text, newline=""))  # a quoted cell keeps its line breaks, to be refused
     rows = []
     try:
         for row in reader:
@@ -110,8 +111,9 @@ def _validate(rows: list[dict], path: Path) -> None:
             raise
         # the column alone (a refused name is appended to the key path; the reason quotes it)
         index, column = int(where.group(1)), where.group(2).split(".")[0]
-        row_id = rows[index].get("id")
-        raise SpecError(path, f"line {index + 2} (id {row_id}): {column or 'row'}", error.reason) from None
+        row_id = str(rows[index].get("id"))
+        shown = row_id if row_id.isprintable() else repr(row_id)  # the message stays one line
+        raise SpecError(path, f"line {index + 2} (id {shown}): {column or 'row'}", error.reason) from None
     seen: set = set()
     for index, row in enumerate(rows):
         if row["id"] in seen:

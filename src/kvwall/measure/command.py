@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 
@@ -32,9 +33,19 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run_command)
 
 
+def _named_file(output: str | None, settings: str | Path) -> Path | None:
+    """The record file ``--output`` names, checked before the run as every written file is (None for a folder or no
+    --output): not the settings, not a file git tracks, in a folder that exists."""
+    from kvwall.render import checked_output
+
+    if output is None or os.path.isdir(output):
+        return None
+    return checked_output(output, "--output", [settings])
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Measure, write the record, print the summary; 0 for a valid run, 1 for an invalid one."""
-    from kvwall.inputs.loader import load_catalog
+    from kvwall.inputs.loader import SpecError, load_catalog
     from kvwall.measure.config import load_measure_config
     from kvwall.measure.record import default_path, free_path, write_record
     from kvwall.measure.run import measure
@@ -43,11 +54,13 @@ def run_command(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.config)
     settings = args.measure_config or Path(args.config) / "measure.yaml"
     config = load_measure_config(settings, catalog, "quick" if args.quick else "full", args.model)
+    named = _named_file(args.output, settings)
     record = measure(config, catalog, progress=not args.no_progress)
-    path = Path(args.output) if args.output else free_path(default_path(record))
-    if path.is_dir():
-        path = free_path(path / default_path(record).name)
-    path = write_record(record, path)
+    path = named or free_path(Path(args.output) / default_path(record).name if args.output else default_path(record))
+    try:
+        path = write_record(record, path)
+    except OSError as err:
+        raise SpecError(path, "", f"cannot be written ({err.strerror})") from None
     print("\n".join(summary_lines(record)))
     print(f"record: {path}")
     return 0 if record["valid"] else 1
