@@ -11,6 +11,7 @@ VALIDATION_TABLES = {
     "constants": "derived/serving_engine_constants",
     "error": "derived/serving_estimate_error",
     "shares": "derived/serving_cost_shares",
+    "claim_costs": "derived/serving_format_claim_costs",
 }
 VALIDATION_ARTIFACTS = expand(
     "tables/{table}.{ext}", table=VALIDATION_TABLES.values(), ext=("csv", "md", "tex")

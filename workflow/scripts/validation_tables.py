@@ -11,6 +11,7 @@ from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.views import load_view
 from kvwall.render import write_table
 from kvwall.tables import validation as tables
+from kvwall.validation.claim_costs import claim_cost_summary, claim_costs
 from kvwall.validation.cost_shares import cost_shares
 from kvwall.validation.estimate_error import assess
 from kvwall.validation.run import load_validation
@@ -29,6 +30,8 @@ built = {
     "derived/serving_cost_shares": tables.cost_shares(
         cost_shares(result.understood, rows.loc[result.understood.index, "silicon_tpot_ms"], calibrations,
                     vmap.tokens_per_step)),
+    "derived/serving_format_claim_costs": tables.format_claim_costs(
+        claim_cost_summary(claim_costs(result.pairs, result.understood, calibrations, vmap.tokens_per_step))),
 }
 for start in range(0, len(outputs), 3):
     paths = outputs[start:start + 3]

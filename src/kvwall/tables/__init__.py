@@ -72,6 +72,7 @@ WRITTEN_BY_OTHER_RULES: dict[str, tuple[str, str]] = {
     "audit/reproduction": ("kvwall.audit", "audit_table"),
     "derived/import_corpus": ("kvwall.tables.import_corpus", "import_corpus"),
     "derived/serving_cost_shares": ("kvwall.tables.validation", "cost_shares"),
+    "derived/serving_format_claim_costs": ("kvwall.tables.validation", "format_claim_costs"),
     "derived/plan_ranking": ("kvwall.tables.plan_ranking", "ranking"),
     "derived/plan_ranking_summary": ("kvwall.tables.plan_ranking", "ranking_summary"),
 }

@@ -10,7 +10,9 @@
 - tables/derived/serving_estimate_error: the estimate's error on points it did not see
   (kvwall.validation.estimate_error);
 - tables/derived/serving_cost_shares: the share of each named cost in the measured TPOT per engine, device and mode
-  (kvwall.validation.cost_shares).
+  (kvwall.validation.cost_shares);
+- tables/derived/serving_format_claim_costs: the format claim's pairs priced with the calibrated named costs, what
+  shrinks with the weight bytes and what does not (kvwall.validation.claim_costs).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from kvwall.model.decode_costs import COSTS
 from kvwall.model.engine_constants import PRINTED_UNITS, EngineConstants, rounded
 from kvwall.render import Column, Table, keyed
 from kvwall.validation.calibration import FIRST_TOKEN_BOUNDS, LOWER, UPPER, Calibration
+from kvwall.validation.claim_costs import PARTS
 from kvwall.validation.estimate_error import FOLDS
 
 #: The source of every serving measurement, as each table built from them cites it.
@@ -293,5 +296,49 @@ def cost_shares(shares: pd.DataFrame) -> Table:
         "than was measured); constants fitted on every point of the engine (tables/derived/serving_engine_constants).",
         columns=_SHARES,
         rows=records(frame, _SHARES) if not frame.empty else (),
+        sources=(MEASUREMENTS_SOURCE,),
+    )
+
+
+#: How the table names each part of the step (kvwall.validation.claim_costs.PARTS).
+PART_LABELS = {"weights": "Weights", "expert_reads": "Busiest EP rank's expert reads", "kv": "KV", "compute": "Compute",
+               "collectives": "Collectives", "dispatch": "Busiest EP rank's dispatch", "fixed": "Fixed",
+               "prefill": "Prefill"}
+_CLAIM_COSTS = (
+    Column("backend", "Engine"),
+    Column("device", "Device"),
+    Column("weight_format_wide", "From"),
+    Column("weight_format_narrow", "To"),
+    Column("regime_wide", "Regime before"),
+    Column("pairs", "Pairs", "derived", "int", "count"),
+    Column("median_measured_speedup", "Median measured speedup", "derived", "fixed2", "×"),
+    Column("median_predicted_speedup", "Median bound-predicted speedup", "derived", "fixed2", "×"),
+    Column("median_calibrated_speedup", "Median calibrated speedup", "derived", "fixed2", "×"),
+    Column("median_ceiling", "Median ceiling", "derived", "fixed2", "×"),
+    Column("median_weight_ratio", "Median weight-bytes ratio", "derived", "fixed2", "×"),
+    Column("shrinking_share", "Shrinks with the weights", "derived", "percent0", "ratio"),
+    *(Column(f"share_{name}", PART_LABELS[name], "derived", "percent0", "ratio") for name in PARTS),
+)
+
+
+@keyed("backend", "device", "weight_format_wide", "weight_format_narrow", "regime_wide")
+def format_claim_costs(summary: pd.DataFrame) -> Table:
+    """The format claim's pairs priced with the calibrated named costs: speedups, ceiling and what shrinks."""
+    frame = summary.assign(**{c.name: summary[c.name].map(lambda v: rounded(float(v), 4))
+                              for c in _CLAIM_COSTS if c.fmt in ("fixed2", "percent0")})
+    return Table(
+        id="serving_format_claim_costs",
+        title="Why narrower weights bought less than the bound predicted: what does not shrink with the weights",
+        caption="The pairs of tables/derived/serving_format_claim (measured points that differ only in weight format) "
+        "priced at both formats with their engine's calibrated named costs, per engine, device, the two formats and "
+        "the regime of the wider point, and pooled over engines and devices (all), then over formats too: the median "
+        "measured speedup, the median speedup the step-time bound predicts, the median calibrated speedup (estimated "
+        "step of the wider over the narrower), the median ceiling 1 / (1 - s + s / r) were only the parts that shrink "
+        "with the weight bytes to shrink (s their share of the wider step, r the weight-bytes ratio), and each part's "
+        "share of the summed estimated wider steps (they add to 1; the weights and the busiest EP rank's expert reads "
+        "shrink). Constants fitted on every point of the engine, the pairs among them "
+        "(tables/derived/serving_engine_constants).",
+        columns=_CLAIM_COSTS,
+        rows=records(frame, _CLAIM_COSTS),
         sources=(MEASUREMENTS_SOURCE,),
     )
