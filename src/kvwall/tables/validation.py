@@ -333,8 +333,8 @@ def format_claim_costs(summary: pd.DataFrame) -> Table:
         "priced at both formats with their engine's calibrated named costs, per engine, device, the two formats and "
         "the regime of the wider point, and pooled over engines and devices (all), then over formats too: the median "
         "measured speedup, the median speedup the step-time bound predicts, the median calibrated speedup (estimated "
-        "step of the wider over the narrower), the median ceiling 1 / (1 - s + s / r) were only the parts that shrink "
-        "with the weight bytes to shrink (s their share of the wider step, r the weight-bytes ratio), and each part's "
+        "step of the wider over the narrower), the median ceiling 1 / (1 - s + s / r) if only the parts that shrink "
+        "with the weight bytes shrank (s their share of the wider step, r the weight-bytes ratio), and each part's "
         "share of the summed estimated wider steps (they add to 1; the weights and the busiest EP rank's expert reads "
         "shrink). Constants fitted on every point of the engine, the pairs among them "
         "(tables/derived/serving_engine_constants).",
