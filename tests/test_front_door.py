@@ -26,7 +26,7 @@ from kvwall.inputs.loader import SpecError, read_yaml
 from kvwall.inputs.reader import MAX_BYTES, parse_yaml, read_json, refuse_templates
 from kvwall.render import markdown_escape
 
-from test_bad_input import file_hashes
+from test_bad_input import CHECKED_STAMPS, file_hashes
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -226,8 +226,12 @@ def test_markdown_cells_escape_html_and_line_breaks():
 # ---- the workflow: refused before Snakemake evaluates or writes anything -------------------------------------------
 
 def repository_copy(folder: Path) -> Path:
+    """The checkout without its history, environment and build state, but for the stamps of input files already
+    checked (their unchanged bytes are not validated again; an edited file is)."""
     root = folder / "repo"
     shutil.copytree(REPO, root, ignore=shutil.ignore_patterns(".git", ".venv", ".snakemake", "__pycache__", "logs", "*.egg-info"))
+    if (REPO / CHECKED_STAMPS).is_dir():
+        shutil.copytree(REPO / CHECKED_STAMPS, root / CHECKED_STAMPS)
     return root
 
 
