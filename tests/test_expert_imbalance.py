@@ -79,3 +79,16 @@ def test_the_estimate_reads_the_busiest_rank_and_the_bound_the_average(catalog):
     busiest = (step.weight_bytes + step.kv_bytes + step.imbalance_bytes) / device.hbm_bandwidth
     assert float(step.estimate) == pytest.approx(float(busiest / serving.hbm_bandwidth_efficiency + step.collectives_time))
     assert float(step.imbalance_bytes) > 0
+
+
+def test_whole_and_fractional_token_counts_give_the_binomial_written_out(catalog):
+    """The values kept per EP at whole token counts, and those computed at a PP microbatch's fractional count, are
+    the same sum as the one written out, at once for many batches as for one."""
+    model = catalog.models["qwen3-235b-a22b"]
+    d = checked_deployment(model, Deployment(8, 8, 1, 8, 1, "fp8", "fp8"))
+    tokens = np.array([1.0, 2.5, 7.0, 33.25, 64.0])
+    swept = busiest_rank_touched_fraction(model, d, tokens)
+    for t, value in zip(tokens, swept):
+        q = 1 - (1 - 8 / 128) ** t
+        assert value == pytest.approx(_binomial_max(16, q, 8) / 16, rel=1e-12)
+        assert value == float(busiest_rank_touched_fraction(model, d, t))

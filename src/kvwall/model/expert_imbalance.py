@@ -10,11 +10,14 @@ the luckiest routing); the estimate prices the busiest.
 
 The busiest rank's fraction lies between q and 1, so where 1 - q < SATURATED (large batches: every expert touched) it
 is q to 12 digits and is taken as q. Elsewhere the binomial terms come from the ratio of successive terms, counted
-from the likelier end, by multiplication alone: a sweep over every batch a deployment holds (kvwall.plan) evaluates
-n terms at each of thousands of batches.
+from the likelier end, by multiplication alone, in blocks of batches that stay in cache; the values at whole token
+counts are computed once per model and EP (every layout without PP steps whole tokens): a sweep over every batch a
+deployment holds (kvwall.plan) evaluates n terms at each of thousands of batches.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -25,6 +28,8 @@ from kvwall.model.roofline import experts_touched_fraction
 
 #: Below this share of untouched experts, the busiest rank reads what the average rank reads (to 12 digits).
 SATURATED = 1e-12
+#: Batches whose binomial terms are evaluated together.
+BLOCK_ROWS = 1024
 
 
 def busiest_rank_touched_fraction(model: Model, d: Deployment, batch: ArrayLike) -> np.ndarray:
@@ -34,12 +39,38 @@ def busiest_rank_touched_fraction(model: Model, d: Deployment, batch: ArrayLike)
     ranks = d.expert_parallel
     if model.moe is None or ranks <= 1:
         return q
-    n = model.moe.routed_experts // ranks
+    tokens = np.broadcast_to(np.asarray(batch, dtype=float), q.shape).reshape(-1)
     busiest = np.array(q, dtype=float, copy=True)
-    unsaturated = 1.0 - busiest >= SATURATED
-    distribution = np.cumsum(binomial_probabilities(n, busiest[unsaturated]), axis=-1)[..., :n]
-    busiest[unsaturated] = np.sum(1.0 - np.minimum(distribution, 1.0) ** ranks, axis=-1) / n
+    flat = busiest.reshape(-1)
+    table = _at_whole_tokens(model.moe.experts_per_token, model.moe.routed_experts, ranks)
+    unsaturated = 1.0 - flat >= SATURATED
+    whole = unsaturated & (tokens == np.floor(tokens)) & (tokens < table.size)
+    flat[whole] = table[tokens[whole].astype(int)]
+    rows = np.flatnonzero(unsaturated & ~whole)
+    flat[rows] = _binomial_maximum(model.moe.routed_experts // ranks, ranks, flat[rows])
     return busiest
+
+
+@lru_cache(maxsize=256)
+def _at_whole_tokens(experts_per_token: int, routed_experts: int, ranks: int) -> np.ndarray:
+    """The busiest rank's fraction at 0, 1, 2, ... tokens, up to the first count where every expert is touched
+    (SATURATED): a layout without PP steps whole tokens, and every such layout of one EP shares these values."""
+    p_miss = 1.0 - experts_per_token / routed_experts
+    t = np.arange(int(np.ceil(np.log(SATURATED) / np.log(p_miss))) + 1, dtype=float)
+    q = 1.0 - p_miss**t  # kvwall.model.roofline.experts_touched_fraction, term for term
+    return _binomial_maximum(routed_experts // ranks, ranks, q)
+
+
+def _binomial_maximum(n: int, ranks: int, q: np.ndarray) -> np.ndarray:
+    """E[max over ``ranks`` of Binomial(n, q)] / n per q, sum_{m < n} (1 - F(m)^ranks) / n."""
+    found = np.empty_like(q)
+    for start in range(0, q.size, BLOCK_ROWS):  # a block's terms stay in cache, no fresh pages per step
+        distribution = np.cumsum(binomial_probabilities(n, q[start:start + BLOCK_ROWS]), axis=-1)[:, :n]
+        np.minimum(distribution, 1.0, out=distribution)
+        np.power(distribution, ranks, out=distribution)
+        np.subtract(1.0, distribution, out=distribution)
+        found[start:start + BLOCK_ROWS] = distribution.sum(axis=-1) / n
+    return found
 
 
 def binomial_probabilities(n: int, p: np.ndarray) -> np.ndarray:
