@@ -403,3 +403,15 @@ def test_a_measured_record_is_read_by_the_hardened_reader(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(SpecError, match="not a regular file"):
         read_record(fifo)
+
+
+@pytest.mark.parametrize("file, old, new, key", [
+    ("config/measure.yaml", "repeats: 5", "repeats: 1000000000000000000000000000000", "sweeps.full.cpu.repeats"),
+    ("config/device_assumptions.yaml", "domain: {value: 8,", "domain: {value: 1e12,", ".fabric.domain.value"),
+    ("data/measured/amd-epyc-2c-2026-11-29.json", '"copy_times_s": [\n', '"copy_times_s": [\n1e300,\n', ".copy_times_s[0]"),
+])
+def test_a_value_past_any_real_one_is_refused_at_its_key(root, file, old, new, key):
+    """Repeats that would never end, a scale-up domain of a trillion devices, a timing of 1e300 s: each is one line at
+    its key, before any job."""
+    error = refused(file, old, new)
+    assert error.key.endswith(key) and "greater than the maximum" in error.reason, error
