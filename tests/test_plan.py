@@ -8,6 +8,8 @@ import pytest
 from kvwall.cli.main import main
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.loader import load_catalog
+from kvwall.plan.breakdown import DATASHEET_COSTS, layout_costs
+from kvwall.plan.curves import plan_curves
 from kvwall.plan.search import LayoutCurve, Workload, best_within, closest, frontier, layout_curves
 
 CONFIG = "config"
@@ -132,3 +134,51 @@ def test_a_replica_that_serves_the_same_rates_adds_no_point_to_the_frontier():
     assert np.all(twice.tokens_per_second_per_user > A.tokens_per_second_per_user)
     assert {p.deployment.devices for p in frontier([twice, A])} == {1}
     assert [(p.deployment.devices, p.batch) for p in frontier([twice, A])] == [(1, b) for b in range(1, 11)]
+
+
+def test_the_first_layout_s_memory_and_costs_by_hand(capsys):
+    assert main(["plan", "--model", "llama-3-8b", "--device", "h200-sxm", "--gpus", "1", "--isl", "1024", "--osl",
+                 "1024", "--tpot-max", "1000", "--json"]) == 0
+    best = json.loads(capsys.readouterr().out)["best"][0]
+    # 418 sequences at isl + osl = 2,048 tokens of 131,072 B of BF16 KV each beside 2 B x 8.03e9 of weights, of 141 GB
+    kv = 418 * 2048 * 131_072
+    assert best["weight_gb_per_device"] == pytest.approx(16.06, rel=1e-12)
+    assert best["kv_gb_per_device"] == pytest.approx(kv / 1e9, rel=1e-12)
+    assert best["memory_gb_per_device"] == pytest.approx(16.06 + kv / 1e9, rel=1e-12) and best["hbm_gb"] == 141
+    # the datasheet step at 1,536 tokens: the weights read (of the input embedding only the batch's 418 rows) and the
+    # KV over 0.85 x 4.8 TB/s, no compute past the bytes, no collective on one device, no expert to wait for
+    costs = best["costs"]
+    assert costs["estimate"] == "datasheet" and list(costs["ms_per_output_token"]) == list(DATASHEET_COSTS)
+    ms = costs["ms_per_output_token"]
+    assert ms["weights"] == pytest.approx(2 * (8.03e9 - (128_256 - 418) * 4096) / (4.8e12 * 0.85) * 1e3, rel=1e-12)
+    assert ms["kv"] == pytest.approx(418 * 1536 * 131_072 / (4.8e12 * 0.85) * 1e3, rel=1e-12)
+    assert (ms["compute"], ms["collectives"], ms["imbalance"]) == (0.0, 0.0, 0.0)
+    assert sum(ms.values()) == pytest.approx(best["tpot_ms"], rel=1e-12)
+    assert sum(costs["share_of_tpot"].values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("model_id", ["llama-3-70b", "mixtral-8x7b"])
+def test_the_costs_of_every_layout_sum_to_its_tpot(model_id):
+    catalog = load_catalog(CONFIG)
+    serving = load_serving_inputs(catalog)
+    model, device = catalog.models[model_id], catalog.devices["h200-sxm"]
+    workload = Workload(1024, 1024, 1.0)
+    curves = plan_curves(catalog, model, device, "bf16", 4, workload, "trtllm", serving)
+    assert {c.deployment.label for c in curves} >= {"TP2", "PP2", "TP2 PP2", "PP4"}
+    for curve in curves:
+        for i in (0, curve.batches.size // 2, curve.batches.size - 1):
+            found = layout_costs(model, curve.deployment, int(curve.batches[i]), workload, device,
+                                 device.dense_flops["bf16"], serving)
+            assert found.tpot == pytest.approx(curve.tpot[i], rel=1e-12)
+            assert min(found.costs.values()) >= 0.0
+
+
+def test_the_printed_costs_are_one_line_of_the_first_row(capsys):
+    assert main(["plan", "--model", "llama-3-70b", "--device", "h200-sxm", "--gpus", "2", "--isl", "1024", "--osl",
+                 "1024", "--tpot-max", "50"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(k for k, line in enumerate(lines) if "mem/GPU" in line and "devices" in line)
+    first = lines[header + 1]
+    assert first.rstrip().endswith("/141 GB")
+    costs = next(line for line in lines if line.startswith("  costs of the first (datasheet estimate"))
+    assert "weights " in costs and "collectives " in costs

@@ -11,7 +11,9 @@ import pytest
 from kvwall.cli.main import main
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.loader import load_catalog
+from kvwall.model.decode_costs import COSTS
 from kvwall.model.engine_constants import EngineConstants
+from kvwall.plan.breakdown import layout_costs
 from kvwall.plan.calibrated import PlanCalibration, read_plan_calibration
 from kvwall.plan.curves import plan_curves
 from kvwall.plan.search import Workload, best_within
@@ -147,3 +149,35 @@ def test_the_command_states_the_calibrated_answer_and_the_datasheet_beside_it(ca
     assert calibrated["calibration"]["engine"] == "trtllm" and "ttft_ms" in calibrated["best"][0]
     assert calibrated["datasheet"]["best"] == datasheet["best"][:5]
     assert all(p["tpot_ms"] <= 30 for p in calibrated["best"])
+
+
+def test_the_calibrated_costs_by_hand_sum_to_the_tpot(catalog):
+    model, device = catalog.models["llama-3-8b"], catalog.devices["h200-sxm"]
+    serving = load_serving_inputs(catalog)
+    workload = Workload(1024, 1024, 1.0)
+    curve = plan_curves(catalog, model, device, "bf16", 1, workload, "trtllm", serving, FIT)[0]
+    found = layout_costs(model, curve.deployment, 100, workload, device, 989.5e12, serving, FIT)
+    # b = 100 as test_a_calibrated_layout_by_hand prices it, cost by cost (ms per output token, one token a step)
+    ms = {k: v * 1e3 for k, v in found.costs.items()}
+    prefill = 2 * 8.03e9 * 1024 + 2 * 32 * 32 * 128 * 1024**2
+    assert found.estimate == "calibrated" and list(ms) == list(COSTS)
+    assert ms["weights"] == pytest.approx(2 * (8.03e9 - (128_256 - 100) * 4096) / (0.8 * 4.8e12) * 1e3, rel=1e-12)
+    assert ms["kv"] == pytest.approx(100 * 1536 * 131_072 / (0.8 * 4.8e12) * 1e3, rel=1e-12)
+    assert ms["fixed"] == pytest.approx(1.0) and ms["prefill"] == pytest.approx(100 / 1024 * prefill / 0.5 / 989.5e9)
+    assert (ms["compute"], ms["collectives"], ms["imbalance"]) == (0.0, 0.0, 0.0)
+    assert found.tpot == pytest.approx(curve.tpot[99], rel=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["agg", "disagg"])
+@pytest.mark.parametrize("model_id", ["llama-3-70b", "mixtral-8x7b"])
+def test_the_calibrated_costs_of_every_layout_sum_to_its_tpot(catalog, mode, model_id):
+    model, device = catalog.models[model_id], catalog.devices["h200-sxm"]
+    serving = load_serving_inputs(catalog)
+    workload = Workload(1024, 1024, 1.0)
+    two_tokens = replace(FIT, tokens_per_step=2.0)
+    for curve in plan_curves(catalog, model, device, "bf16", 4, workload, "trtllm", serving, two_tokens, mode):
+        for i in (0, curve.batches.size - 1):
+            found = layout_costs(model, curve.deployment, int(curve.batches[i]), workload, device,
+                                 device.dense_flops["bf16"], serving, two_tokens, mode)
+            assert found.tpot == pytest.approx(curve.tpot[i], rel=1e-12)
+            assert (found.costs["prefill"] == 0.0) == (mode == "disagg")

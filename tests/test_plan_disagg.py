@@ -66,3 +66,9 @@ def test_the_command_plans_both_pools(capsys):
     assert best["prefill"]["instances"] >= 1 and best["decode"]["instances"] >= 1 and best["tpot_ms"] <= 20
     per_gpu = best["decode"]["instances"] * best["batch"] / (best["tpot_ms"] / 1e3) / best["devices"]
     assert best["tokens_per_second_per_device"] <= per_gpu * (1 + 1e-9)
+    # the decode pool's memory per device and the costs of its step, which sum to the TPOT
+    decode = best["decode"]
+    assert decode["memory_gb_per_device"] == pytest.approx(decode["weight_gb_per_device"] + decode["kv_gb_per_device"])
+    assert decode["memory_gb_per_device"] <= decode["hbm_gb"] == 141
+    assert decode["costs"]["estimate"] == "datasheet"
+    assert sum(decode["costs"]["ms_per_output_token"].values()) == pytest.approx(best["tpot_ms"], rel=1e-12)

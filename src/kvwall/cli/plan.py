@@ -5,7 +5,8 @@ the memory time at the stated bandwidth efficiency, max'ed with the compute time
 lower bound of one request's prompt (kvwall.model.first_token): both derived from the catalogue's specs and the
 stated assumptions, no fitted constant. With --engine both are the engine's calibrated estimate (kvwall.plan.calibrated:
 the constants and held-out error band the validation tables hold, derived from reported data), and the datasheet
-estimate's answer beside it; where the tables are not built, the command says so in one line.
+estimate's answer beside it; where the tables are not built, the command says so in one line. Every row gives the
+memory per device at its batch, and the first the costs its TPOT is made of (kvwall.plan.breakdown).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from dataclasses import asdict
 from typing import Callable
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.deployment import load_serving_inputs
+from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.specs import Device, Model
-from kvwall.model.sharding import resident_weight_bytes_per_device
+from kvwall.plan.breakdown import LayoutCosts, device_memory, layout_costs
 from kvwall.plan.calibrated import PlanCalibration, read_plan_calibration
 from kvwall.plan.curves import plan_curves, prefill_layouts
 from kvwall.plan.disagg import DisaggPoint, disagg_best
 from kvwall.plan.search import PlanPoint, Workload, best_within, closest, frontier
+from kvwall.units import GB, MS
 from kvwall.validation.calibrated import CONSTANTS_TABLE, HeldOutError, NotCalibrated
 
 #: The most devices a plan may span, the layouts it prints, and those of the datasheet estimate beside a calibrated one.
@@ -51,18 +53,40 @@ def workload_of(args: argparse.Namespace) -> Workload:
     return Workload(args.isl, args.osl, args.tpot_max / 1e3, None if args.ttft_max is None else args.ttft_max / 1e3)
 
 
-def _row(p: PlanPoint, model: Model, ttft_key: str = "ttft_bound_ms") -> dict:
+def _memory_json(model: Model, d: Deployment, batch: int, workload: Workload, device: Device) -> dict:
+    m = device_memory(model, d, batch, workload, device)
+    return {"weight_gb_per_device": m.weights / GB, "kv_gb_per_device": m.kv / GB,
+            "memory_gb_per_device": m.total / GB, "hbm_gb": m.hbm / GB}
+
+
+def _memory(model: Model, d: Deployment, batch: int, workload: Workload, device: Device) -> str:
+    m = device_memory(model, d, batch, workload, device)
+    return f"{m.total / GB:.1f}/{m.hbm / GB:.0f} GB"
+
+
+def _row(p: PlanPoint, model: Model, device: Device, workload: Workload, ttft_key: str = "ttft_bound_ms") -> dict:
     d = p.deployment
     return {"devices": d.devices, "layout": d.label, "deployment": asdict(d), "batch": p.batch,
             "tpot_ms": p.tpot * 1e3, ttft_key: p.ttft * 1e3,
             "tokens_per_second_per_device": p.tokens_per_second_per_device,
             "tokens_per_second_per_user": p.tokens_per_second_per_user,
-            "weight_gb_per_device": resident_weight_bytes_per_device(model, d) / 1e9}
+            **_memory_json(model, d, p.batch, workload, device)}
 
 
-def _line(p: PlanPoint) -> str:
+def _costs_json(costs: LayoutCosts) -> dict:
+    return {"estimate": costs.estimate, "ms_per_output_token": {k: v / MS for k, v in costs.costs.items()},
+            "share_of_tpot": {k: v / costs.tpot for k, v in costs.costs.items()}}
+
+
+def _costs_line(costs: LayoutCosts, what: str = "the first") -> str:
+    parts = ", ".join(f"{k} {v / MS:.1f} ({v / costs.tpot:.0%})" for k, v in costs.costs.items())
+    return f"  costs of {what} ({costs.estimate} estimate, ms per output token): {parts}"
+
+
+def _line(p: PlanPoint, memory: str) -> str:
     return (f"  {p.deployment.devices:>7}  {p.deployment.label:<20}{p.batch:>7}{p.tpot * 1e3:>9.1f} ms"
-            f"{p.ttft * 1e3:>9.1f} ms{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}")
+            f"{p.ttft * 1e3:>9.1f} ms{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}"
+            f"{memory:>16}")
 
 
 def _band(band: HeldOutError | None, mode: str = "agg") -> str:
@@ -87,11 +111,11 @@ def _fit_json(fit: PlanCalibration) -> dict:
             "held_out_disagg_tpot": _band_json(disagg_tpot), "held_out_disagg_ttft": _band_json(disagg_ttft)}
 
 
-def _print_table(points: list[PlanPoint], ttft_header: str) -> None:
+def _print_table(points: list[PlanPoint], ttft_header: str, memory: Callable[[PlanPoint], str]) -> None:
     print(f"  {'devices':>7}  {'layout':<20}{'batch':>7}{'TPOT':>12}{ttft_header:>12}{'tok/s/device':>13}"
-          f"{'tok/s/user':>12}")
+          f"{'tok/s/user':>12}{'mem/GPU':>16}")
     for p in points:
-        print(_line(p))
+        print(_line(p, memory(p)))
 
 
 def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace], tuple[Catalog, Model, Device, str]]) -> int:
@@ -123,6 +147,19 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
         f"TPOT and TTFT: the calibrated estimate of {memory.engine} (constants fitted on {fit.calibrated.points:,} "
         f"measured points, tables/{CONSTANTS_TABLE}) at isl + osl / 2 with b requests in flight; {capacity}")
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
+
+    def costs_of(p: PlanPoint | None, with_fit: PlanCalibration | None) -> LayoutCosts | None:
+        return None if p is None else layout_costs(model, p.deployment, p.batch, workload, device,
+                                                   device.dense_flops[precision], serving, with_fit)
+
+    def row(p: PlanPoint, key: str = ttft_key) -> dict:
+        return _row(p, model, device, workload, key)
+
+    def memory_of(p: PlanPoint) -> str:
+        return _memory(model, p.deployment, p.batch, workload, device)
+
+    costs = costs_of(best[0] if best else nearest, fit)
+    beside_costs = costs_of(beside[0] if beside else None, None)
     if args.json:
         answer = {
             "command": "plan", "evidence": "derived" if fit is None else "derived from reported data",
@@ -130,13 +167,17 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
             "weight_dtype": str(a.weight_dtype), "kv_dtype": a.kv_dtype, "gpus": args.gpus,
             "isl": args.isl, "osl": args.osl, "tpot_max_ms": args.tpot_max, "ttft_max_ms": args.ttft_max,
             "basis": basis, "layouts_searched": len(curves),
-            "best": [_row(p, model, ttft_key) for p in best[:SHOWN]],
-            "closest": None if nearest is None else _row(nearest, model, ttft_key),
-            "frontier": [_row(p, model, ttft_key) for p in edge]}
+            "best": [row(p) for p in best[:SHOWN]],
+            "closest": None if nearest is None else row(nearest),
+            "frontier": [row(p) for p in edge]}
+        if costs is not None:
+            (answer["best"] or [answer["closest"]])[0]["costs"] = _costs_json(costs)
         if fit is not None:
             answer["calibration"] = _fit_json(fit)
             answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
-                                   "best": [_row(p, model) for p in beside[:SHOWN]]}
+                                   "best": [row(p, "ttft_bound_ms") for p in beside[:SHOWN]]}
+            if beside_costs is not None:
+                answer["datasheet"]["best"][0]["costs"] = _costs_json(beside_costs)
         print(json.dumps(answer, indent=2, allow_nan=False))
         return 0
     targets = f"TPOT <= {args.tpot_max:g} ms" + ("" if args.ttft_max is None else f", TTFT <= {args.ttft_max:g} ms")
@@ -152,15 +193,18 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
         print(f"  no layout of up to {args.gpus} device(s) holds one request of {workload.longest_context:,.0f} tokens")
         return 0
     if best:
-        _print_table(best[:SHOWN], ttft_header)
+        _print_table(best[:SHOWN], ttft_header, memory_of)
     else:
         print(f"  no layout meets {targets}; the closest (lowest TPOT, one sequence):")
-        _print_table([nearest], ttft_header)
+        _print_table([nearest], ttft_header, memory_of)
+    print("  mem/GPU: a device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
+    print(_costs_line(costs))
     print(f"  frontier: {len(edge)} points no other beats on both tokens/s per device and per user (--json lists them)")
     if fit is not None:
         print(f"  beside it, the datasheet estimate (no fitted constant; {datasheet_basis}):")
         if beside:
-            _print_table(beside[:SHOWN_BESIDE], "TTFT bound")
+            _print_table(beside[:SHOWN_BESIDE], "TTFT bound", memory_of)
+            print(_costs_line(beside_costs, "its first"))
         else:
             print(f"    no layout meets {targets}")
     return 0
@@ -170,21 +214,22 @@ def _pools(p: DisaggPoint) -> str:
     return f"{p.prefill_instances} x {p.prefill.label} | {p.decode_instances} x {p.decode.label}"
 
 
-def _disagg_row(p: DisaggPoint, ttft_key: str) -> dict:
+def _disagg_row(p: DisaggPoint, ttft_key: str, memory: Callable[[DisaggPoint], dict]) -> dict:
     return {"devices": p.devices, "prefill": {"instances": p.prefill_instances, "layout": p.prefill.label,
                                               "deployment": asdict(p.prefill)},
-            "decode": {"instances": p.decode_instances, "layout": p.decode.label, "deployment": asdict(p.decode)},
+            "decode": {"instances": p.decode_instances, "layout": p.decode.label, "deployment": asdict(p.decode),
+                       **memory(p)},
             "batch": p.batch, "tpot_ms": p.tpot * 1e3, ttft_key: p.ttft * 1e3,
             "tokens_per_second_per_device": p.tokens_per_second_per_device,
             "tokens_per_second_per_user": p.tokens_per_second_per_user}
 
 
-def _print_disagg(points: list[DisaggPoint], ttft_header: str) -> None:
+def _print_disagg(points: list[DisaggPoint], ttft_header: str, memory: Callable[[DisaggPoint], str]) -> None:
     print(f"  {'devices':>7}  {'prefill | decode instances':<34}{'batch':>7}{'TPOT':>12}{ttft_header:>12}"
-          f"{'tok/s/device':>13}{'tok/s/user':>12}")
+          f"{'tok/s/device':>13}{'tok/s/user':>12}{'decode mem/GPU':>16}")
     for p in points:
         print(f"  {p.devices:>7}  {_pools(p):<34}{p.batch:>7}{p.tpot * 1e3:>9.1f} ms{p.ttft * 1e3:>9.1f} ms"
-              f"{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}")
+              f"{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}{memory(p):>16}")
 
 
 def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision: str, serving, workload: Workload,
@@ -206,15 +251,26 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
         "fixed cost and one prompt")
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
     targets = f"TPOT <= {args.tpot_max:g} ms" + ("" if args.ttft_max is None else f", TTFT <= {args.ttft_max:g} ms")
+    costs = None if not found else layout_costs(model, found[0].decode, found[0].batch, workload, device,
+                                                device.dense_flops[precision], serving, fit, "disagg")
+
+    def memory_json(p: DisaggPoint) -> dict:
+        return _memory_json(model, p.decode, p.batch, workload, device)
+
+    def memory_of(p: DisaggPoint) -> str:
+        return _memory(model, p.decode, p.batch, workload, device)
+
     if args.json:
         answer = {"command": "plan", "mode": "disagg", "evidence": "derived" if fit is None else "derived from reported data",
                   "model": model.id, "device": device.id, "gpus": args.gpus, "isl": args.isl, "osl": args.osl,
                   "tpot_max_ms": args.tpot_max, "ttft_max_ms": args.ttft_max, "basis": basis,
-                  "best": [_disagg_row(p, ttft_key) for p in found[:SHOWN]]}
+                  "best": [_disagg_row(p, ttft_key, memory_json) for p in found[:SHOWN]]}
+        if costs is not None:
+            answer["best"][0]["decode"]["costs"] = _costs_json(costs)
         if fit is not None:
             answer["calibration"] = _fit_json(fit)
             answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
-                                   "best": [_disagg_row(p, "ttft_bound_ms") for p in beside[:SHOWN]]}
+                                   "best": [_disagg_row(p, "ttft_bound_ms", memory_json) for p in beside[:SHOWN]]}
         print(json.dumps(answer, indent=2, allow_nan=False))
         return 0
     print(f"{model.name}, disaggregated, on up to {args.gpus} x {device.name}, isl {args.isl:,}, osl {args.osl:,}, "
@@ -225,13 +281,15 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
         tpot, ttft = fit.bands("disagg")
         print(f"  held out (grouped 5-fold): TPOT {_band(tpot, 'disagg')}; TTFT {_band(ttft, 'disagg')}")
     if found:
-        _print_disagg(found[:SHOWN], ttft_header)
+        _print_disagg(found[:SHOWN], ttft_header, memory_of)
+        print("  decode mem/GPU: a decode device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
+        print(_costs_line(costs, "the first's decode pool"))
     else:
         print(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
     if fit is not None:
         print("  beside it, the datasheet estimate (no fitted constant):")
         if beside:
-            _print_disagg(beside[:SHOWN_BESIDE], "TTFT bound")
+            _print_disagg(beside[:SHOWN_BESIDE], "TTFT bound", memory_of)
         else:
             print(f"    no pair of pools meets {targets}")
     return 0
