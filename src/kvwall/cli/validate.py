@@ -29,7 +29,7 @@ from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.model.decode_costs import COSTS
 from kvwall.tables.validation import layout_label
-from kvwall.validation.calibrated import engine_constants, estimate_columns, fitted_ids
+from kvwall.validation.calibrated import engine_constants, estimate_columns, fitted_ids, tables_beside
 from kvwall.validation.calibration import CalibrationError
 from kvwall.validation.estimate_error import SCHEMES, assess
 from kvwall.validation.run import Validation, validate_file
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace, catalog: Catalog) -> int:
     output = checked_output(args.output, "--output", [args.path]) if args.output else None
     rows, vmap, validation = validate_file(args.path, validation_map, catalog, strict=False)
     serving = load_serving_inputs(catalog)
-    tables = validation_map.parent.parent / "tables"
+    tables = tables_beside(catalog)
     constants = engine_constants(tables, sorted(validation.points["backend"].dropna().unique()))
     estimates = estimate_columns(validation.points, constants, serving.collective_latency, vmap.tokens_per_step)
     text = output_frame(validation, vmap.kv_format, estimates).to_csv(index=False, lineterminator="\n")

@@ -42,7 +42,7 @@ def busiest_rank_touched_fraction(model: Model, d: Deployment, batch: ArrayLike)
     tokens = np.broadcast_to(np.asarray(batch, dtype=float), q.shape).reshape(-1)
     busiest = np.array(q, dtype=float, copy=True)
     flat = busiest.reshape(-1)
-    table = _at_whole_tokens(model.moe.experts_per_token, model.moe.routed_experts, ranks)
+    table = _at_whole_tokens(model, ranks)
     unsaturated = 1.0 - flat >= SATURATED
     whole = unsaturated & (tokens == np.floor(tokens)) & (tokens < table.size)
     flat[whole] = table[tokens[whole].astype(int)]
@@ -52,13 +52,12 @@ def busiest_rank_touched_fraction(model: Model, d: Deployment, batch: ArrayLike)
 
 
 @lru_cache(maxsize=256)
-def _at_whole_tokens(experts_per_token: int, routed_experts: int, ranks: int) -> np.ndarray:
+def _at_whole_tokens(model: Model, ranks: int) -> np.ndarray:
     """The busiest rank's fraction at 0, 1, 2, ... tokens, up to the first count where every expert is touched
     (SATURATED): a layout without PP steps whole tokens, and every such layout of one EP shares these values."""
-    p_miss = 1.0 - experts_per_token / routed_experts
-    t = np.arange(int(np.ceil(np.log(SATURATED) / np.log(p_miss))) + 1, dtype=float)
-    q = 1.0 - p_miss**t  # kvwall.model.roofline.experts_touched_fraction, term for term
-    return _binomial_maximum(routed_experts // ranks, ranks, q)
+    p_miss = 1.0 - model.moe.experts_per_token / model.moe.routed_experts
+    tokens = np.arange(int(np.ceil(np.log(SATURATED) / np.log(p_miss))) + 1, dtype=float)
+    return _binomial_maximum(model.moe.routed_experts // ranks, ranks, experts_touched_fraction(model, tokens))
 
 
 def _binomial_maximum(n: int, ranks: int, q: np.ndarray) -> np.ndarray:
