@@ -81,14 +81,19 @@ def test_the_estimate_reads_the_busiest_rank_and_the_bound_the_average(catalog):
     assert float(step.imbalance_bytes) > 0
 
 
-def test_whole_and_fractional_token_counts_give_the_binomial_written_out(catalog):
-    """The values kept per EP at whole token counts, and those computed at a PP microbatch's fractional count, are
-    the same sum as the one written out, at once for many batches as for one."""
+def test_whole_token_counts_give_the_binomial_written_out_and_fractional_ones_its_interpolation(catalog):
+    """The values kept per EP at whole token counts are the sum written out; at a PP microbatch's fractional count
+    the excess over q is within 0.05% of the written-out one and 1e-4 of an expert; at once for many batches as for
+    one."""
     model = catalog.models["qwen3-235b-a22b"]
     d = checked_deployment(model, Deployment(8, 8, 1, 8, 1, "fp8", "fp8"))
-    tokens = np.array([1.0, 2.5, 7.0, 33.25, 64.0])
+    tokens = np.array([1.0, 1.125, 1.5, 2.5, 7.0, 33.25, 64.0, 120.5])
     swept = busiest_rank_touched_fraction(model, d, tokens)
     for t, value in zip(tokens, swept):
         q = 1 - (1 - 8 / 128) ** t
-        assert value == pytest.approx(_binomial_max(16, q, 8) / 16, rel=1e-12)
+        written_out = _binomial_max(16, q, 8) / 16
+        if t == int(t):
+            assert value == pytest.approx(written_out, rel=1e-12)
+        else:
+            assert abs(value - written_out) <= 5e-4 * (written_out - q) and abs(value - written_out) * 16 <= 1e-4
         assert value == float(busiest_rank_touched_fraction(model, d, t))

@@ -62,6 +62,24 @@ def test_the_frontier_is_every_point_no_other_beats_on_both_rates():
     assert per_user == sorted(per_user, reverse=True) and per_device == sorted(per_device)
 
 
+def test_the_frontier_of_thousands_of_points_is_every_point_no_other_beats():
+    """Past the sample the search first drops points by (every SAMPLE_STRIDE-th point), the frontier stays the
+    definition's: 60 layouts of 1 to 8 devices with random fixed and per-sequence costs, checked pair by pair."""
+    rng = np.random.default_rng(7)
+    curves = [_curve(int(rng.integers(1, 9)), rng.uniform(0.005, 0.03), rng.uniform(1e-5, 2e-3), int(rng.integers(20, 120)), 0.1)
+              for _ in range(60)]
+    per_user = np.concatenate([c.tokens_per_second_per_user for c in curves])
+    per_device = np.concatenate([c.tokens_per_second_per_device for c in curves])
+    assert per_user.size > 20 * 64
+    beaten = ((per_user[None, :] >= per_user[:, None]) & (per_device[None, :] >= per_device[:, None])
+              & ((per_user[None, :] > per_user[:, None]) | (per_device[None, :] > per_device[:, None]))).any(axis=1)
+    owners = [(c.deployment, int(b)) for c in curves for b in c.batches]
+    expected = {(id(owners[k][0]), owners[k][1]) for k in np.flatnonzero(~beaten)}
+    found = frontier(curves)
+    assert {(id(p.deployment), p.batch) for p in found} == expected
+    assert 5 < len(found) < per_user.size / 10
+
+
 @pytest.fixture(scope="module")
 def llama_on_h200():
     catalog = load_catalog(CONFIG)
