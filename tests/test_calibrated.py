@@ -96,6 +96,9 @@ def test_kvwall_regime_prints_the_calibrated_estimate_with_its_held_out_error(ro
     tpot = float(lines[head + 1].split()[1])
     low, high = float(lines[head + 1].split()[3]), float(lines[head + 1].split()[6])
     assert low == pytest.approx(tpot * (1 - tpot_error), abs=0.06) and high == pytest.approx(tpot * (1 + tpot_error), abs=0.06)
+    band = held[held["quantity"] == "TPOT"].iloc[0]  # and the 80% band of measured / estimate beside it
+    assert (f"measured / estimate {band['measured_over_estimate_p10']:.2f}x to "
+            f"{band['measured_over_estimate_p90']:.2f}x for 80% of the {int(band['points']):,} points") in lines[head + 1]
     assert main(command) == 0
     assert "Calibrated estimate (vllm): none: give --isl and --osl" in capsys.readouterr().out
 

@@ -293,3 +293,37 @@ def test_a_table_names_its_shared_source_once_and_only_what_differs_per_row():
                        Row("two", (quantity("s9.b", "b", 2e-3, "ms", 1, "derived", "Eq. 1"),))))
     markdown = render_markdown(Document((Section(9, "S", "intro", (same,)),), "", ()))
     assert "Source of every row: Eq. 1.\n\n| Quantity | Value |\n|---|---:|\n| one | 1.0 ms |" in markdown
+
+
+def test_each_engine_band_is_the_held_out_error_its_calibrated_answer_prints(root, numbers, markdown):
+    import pandas as pd
+
+    from kvwall.canonical.validation import _HELD_OUT
+    from kvwall.validation.calibrated import HELD_OUT, read_calibrated
+
+    assert _HELD_OUT == HELD_OUT  # the scheme kvwall regime|plan --engine reads its error from
+    errors = pd.read_csv(root / "tables" / "derived" / "serving_estimate_error.csv")
+    for engine in ("sglang", "trtllm", "vllm"):
+        answer = read_calibrated(root / "tables", engine)
+        for quantity, held in (("tpot", answer.tpot_error["agg"]), ("ttft", answer.ttft_error["agg"])):
+            band = f"s8.engine-band.{engine}.{quantity}"
+            assert numbers[f"{band}.median_error"]["value"] == held.median
+            assert numbers[f"{band}.measured_over_estimate_p10"]["value"] == held.low
+            assert numbers[f"{band}.measured_over_estimate_p90"]["value"] == held.high
+            assert numbers[f"{band}.points"]["value"] == held.points
+            assert numbers[f"{band}.median_error"]["evidence"] == "derived"
+        row = errors[(errors["scheme"] == "grouped 5-fold") & (errors["backend"] == engine) & (errors["mode"] == "agg")
+                     & (errors["quantity"] == "TPOT")].iloc[0]
+        shown = (f"{engine}: TPOT within {row['median_error']:.0%} at the median, 80% of the points measured "
+                 f"{row['measured_over_estimate_p10']:.2f}× to {row['measured_over_estimate_p90']:.2f}× the estimate")
+        assert shown in markdown
+
+
+def test_the_claim_costs_say_the_held_out_speedup_beside_the_in_sample_one(numbers, markdown):
+    held = {k: n for k, n in numbers.items() if k.startswith("s8.") and k.endswith(".median_held_out_speedup")}
+    in_sample = {k.replace("held_out", "calibrated"): n for k, n in held.items()}
+    assert len(held) == 5 and all(k in numbers for k in in_sample)  # all formats pooled, then each pair of formats
+    assert all(0.5 < n["value"] < 4.0 for n in held.values())
+    pooled = held["s8.serving_format_claim_costs.all-all.median_held_out_speedup"]["display"]
+    calibrated = numbers["s8.serving_format_claim_costs.all-all.median_calibrated_speedup"]["display"]
+    assert f"the calibrated model predicts {calibrated} in sample and {pooled} held out" in markdown

@@ -59,8 +59,12 @@ NOTEBOOKS = {
         "modules": [module_of(a) for a in PRINTED_TABLES],
     },
     "05_serving_validation": {
-        "title": "(e) One measured serving point against its bound",
-        "tables": ["derived/serving_bounds"],
+        "title": "(e) One measured serving point against its bound and its estimate",
+        "tables": [
+            "derived/serving_bounds",
+            "derived/serving_engine_constants",
+            "derived/serving_estimate_error",
+        ],
         "parameters": ("point_id",),
         "view": "serving",
         "files": {

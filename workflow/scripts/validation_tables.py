@@ -13,13 +13,15 @@ from kvwall.render import write_table
 from kvwall.tables import validation as tables
 from kvwall.validation.claim_costs import claim_cost_summary, claim_costs
 from kvwall.validation.cost_shares import cost_shares
-from kvwall.validation.estimate_error import assess
+from kvwall.validation.estimate_error import assess, measured_times
+from kvwall.validation.held_out_claim import held_out_speedups
 from kvwall.validation.run import load_validation
 
 *outputs, view_path, validated = sys.argv[1:]
 catalog = load_view(view_path).catalog
 rows, vmap, result = load_validation(validated)
 calibrations, _, summary = assess(result.understood, rows, vmap.tokens_per_step, load_serving_inputs(catalog).collective_latency)
+held_out = held_out_speedups(result.pairs, result.understood, measured_times(result.understood, rows), vmap.tokens_per_step)
 built = {
     "reported/serving_measurements": tables.measurements(rows),
     "derived/serving_bounds": tables.bounds(result.points),
@@ -31,7 +33,8 @@ built = {
         cost_shares(result.understood, rows.loc[result.understood.index, "silicon_tpot_ms"], calibrations,
                     vmap.tokens_per_step)),
     "derived/serving_format_claim_costs": tables.format_claim_costs(
-        claim_cost_summary(claim_costs(result.pairs, result.understood, calibrations, vmap.tokens_per_step))),
+        claim_cost_summary(claim_costs(result.pairs, result.understood, calibrations, vmap.tokens_per_step,
+                                       held_out["held_out_speedup"]))),
 }
 for start in range(0, len(outputs), 3):
     paths = outputs[start:start + 3]

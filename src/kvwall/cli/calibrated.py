@@ -63,7 +63,8 @@ def _band(value: float, error) -> str:
         return f"{_ms(value)} (no held-out error: no {MODE} point of this engine was held out)"
     low, high = value * max(1 - error.median, 0.0), value * (1 + error.median)
     return (f"{_ms(value)}, {_ms(low)} to {_ms(high)} at the median held-out error {error.median:.0%} "
-            f"(mean {error.mean:.0%}, {error.points:,} points)")
+            f"(mean {error.mean:.0%}; measured / estimate {error.low:.2f}x to {error.high:.2f}x for 80% of the "
+            f"{error.points:,} points)")
 
 
 def _header(answer: dict) -> str:

@@ -35,7 +35,7 @@ NOTEBOOKS = (
     ("02_roofline_and_regimes", "(b) Roofline, placement and the three regimes"),
     ("03_comparison_matrix", "(c) The comparison matrix, Tables 5 and 7"),
     ("04_reproduction_audit", "(d) The reproduction audit"),
-    ("05_serving_validation", "(e) One measured serving point against its bound"),
+    ("05_serving_validation", "(e) One measured serving point against its bound and its estimate"),
     ("06_plan_by_hand", "(f) One plan worked out by hand"),
 )
 #: What an evidence folder of tables/ holds.

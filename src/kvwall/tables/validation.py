@@ -314,6 +314,7 @@ _CLAIM_COSTS = (
     Column("median_measured_speedup", "Median measured speedup", "derived", "fixed2", "×"),
     Column("median_predicted_speedup", "Median bound-predicted speedup", "derived", "fixed2", "×"),
     Column("median_calibrated_speedup", "Median calibrated speedup", "derived", "fixed2", "×"),
+    Column("median_held_out_speedup", "Median held-out calibrated speedup", "derived", "fixed2", "×"),
     Column("median_ceiling", "Median ceiling", "derived", "fixed2", "×"),
     Column("median_weight_ratio", "Median weight-bytes ratio", "derived", "fixed2", "×"),
     Column("shrinking_share", "Shrinks with the weights", "derived", "percent0", "ratio"),
@@ -333,10 +334,12 @@ def format_claim_costs(summary: pd.DataFrame) -> Table:
         "priced at both formats with their engine's calibrated named costs, per engine, device, the two formats and "
         "the regime of the wider point, and pooled over engines and devices (all), then over formats too: the median "
         "measured speedup, the median speedup the step-time bound predicts, the median calibrated speedup (estimated "
-        "step of the wider over the narrower), the median ceiling 1 / (1 - s + s / r) if only the parts that shrink "
+        "step of the wider over the narrower) in sample and held out (each pair priced with its engine's constants "
+        f"fitted on the grouped {FOLDS}-fold folds without its two points: one fold left out where both lie in it, "
+        "else two), the median ceiling 1 / (1 - s + s / r) if only the parts that shrink "
         "with the weight bytes shrank (s their share of the wider step, r the weight-bytes ratio), and each part's "
         "share of the summed estimated wider steps (they add to 1; the weights and the busiest EP rank's expert reads "
-        "shrink). Constants fitted on every point of the engine, the pairs among them "
+        "shrink). In sample and for the shares, constants fitted on every point of the engine, the pairs among them "
         "(tables/derived/serving_engine_constants).",
         columns=_CLAIM_COSTS,
         rows=records(frame, _CLAIM_COSTS),

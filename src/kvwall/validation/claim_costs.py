@@ -4,7 +4,7 @@
 Per pair, each part of the calibrated decode step (kvwall.model.decode_costs with the engine's constants fitted on
 every point, kvwall.validation.calibration; per output token) at the wider and the narrower format, the busiest EP
 rank's cost split into its routed-expert reads and its extra dispatch; the calibrated predicted speedup, the step at
-the wider format over the step at the narrower; and the share s of the wider step in the parts that shrink with the
+the wider format over the step at the narrower, in sample and held out (kvwall.validation.held_out_claim); and the share s of the wider step in the parts that shrink with the
 weight bytes (the weights and the expert reads). Were only those parts to shrink, by r, the ratio of the weight bytes
 read per step, the speedup would be Amdahl's
 
@@ -52,10 +52,11 @@ def step_parts(points: pd.DataFrame, constants: EngineConstants, tokens: float) 
 
 
 def claim_costs(pairs: pd.DataFrame, points: pd.DataFrame, calibrations: Mapping[str, Calibration],
-                tokens: float) -> pd.DataFrame:
+                tokens: float, held_out_speedup: pd.Series | None = None) -> pd.DataFrame:
     """Every pair of kvwall.validation.claim.format_pairs whose engine has constants, with each part of both steps
-    (``<part>_wide``, ``<part>_narrow``, ms per token), both estimates, the calibrated speedup, the weight-bytes ratio
-    r, each part's share of the wider step, the shrinking share s and the ceiling 1 / (1 - s + s / r)."""
+    (``<part>_wide``, ``<part>_narrow``, ms per token), both estimates, the calibrated speedup and its held-out value
+    (``held_out_speedup``, indexed as ``pairs``; NaN without it), the weight-bytes ratio r, each part's share of the wider step, the
+    shrinking share s and the ceiling 1 / (1 - s + s / r)."""
     priced = pd.concat([step_parts(group, calibrations[engine].constants, tokens)
                         for engine, group in points.groupby("backend", sort=True) if engine in calibrations])
     priced.index = points.loc[priced.index, "id"]
@@ -66,6 +67,7 @@ def claim_costs(pairs: pd.DataFrame, points: pd.DataFrame, calibrations: Mapping
     out = pd.concat([chosen, wide.add_suffix("_wide"), narrow.add_suffix("_narrow")], axis=1)
     out["estimate_wide_ms"], out["estimate_narrow_ms"] = wide.sum(axis=1), narrow.sum(axis=1)
     out["calibrated_speedup"] = out["estimate_wide_ms"] / out["estimate_narrow_ms"]
+    out["held_out_speedup"] = np.nan if held_out_speedup is None else held_out_speedup.loc[chosen.index].to_numpy()
     out["weight_ratio"] = (weight_bytes.loc[chosen["id_wide"]].to_numpy()
                            / weight_bytes.loc[chosen["id_narrow"]].to_numpy())
     for name in PARTS:
@@ -76,8 +78,8 @@ def claim_costs(pairs: pd.DataFrame, points: pd.DataFrame, calibrations: Mapping
 
 
 def claim_cost_summary(priced: pd.DataFrame) -> pd.DataFrame:
-    """One row per group (GROUP) and per pooled level (POOLED): pairs; the median measured, bound-predicted and
-    calibrated-predicted speedups, ceiling and weight-bytes ratio; each part's share of the summed wider steps."""
+    """One row per group (GROUP) and per pooled level (POOLED): pairs; the median measured, bound-predicted,
+    calibrated-predicted and held-out calibrated speedups, ceiling and weight-bytes ratio; each part's share of the summed wider steps."""
     rows = []
     for pooled in POOLED:
         frame = priced.assign(**{name: "all" for name in pooled})
@@ -86,6 +88,7 @@ def claim_cost_summary(priced: pd.DataFrame) -> pd.DataFrame:
             shares = {f"share_{name}": float(group[f"{name}_wide"].sum()) / wider for name in PARTS}
             rows.append({**dict(zip(GROUP, key)), "pairs": int(len(group)),
                          **{f"median_{name}": float(group[name].median()) for name in
-                            ("measured_speedup", "predicted_speedup", "calibrated_speedup", "ceiling", "weight_ratio")},
+                            ("measured_speedup", "predicted_speedup", "calibrated_speedup", "held_out_speedup", "ceiling",
+                             "weight_ratio")},
                          "shrinking_share": sum(shares[f"share_{name}"] for name in SHRINKING), **shares})
     return pd.DataFrame(rows)
