@@ -72,3 +72,63 @@ def test_the_command_plans_both_pools(capsys):
     assert decode["memory_gb_per_device"] <= decode["hbm_gb"] == 141
     assert decode["costs"]["estimate"] == "datasheet"
     assert sum(decode["costs"]["ms_per_output_token"].values()) == pytest.approx(best["tpot_ms"], rel=1e-12)
+
+
+def _plan(*extra):
+    return ["plan", "--model", "llama-3-8b", "--device", "h200-sxm", "--gpus", "2", "--isl", "1024", "--osl", "1024",
+            "--tpot-max", "20", *extra]
+
+
+def test_both_modes_are_the_two_answers_and_the_faster_per_device(capsys):
+    answers = {}
+    for mode in ("agg", "disagg", "both"):
+        assert main(_plan("--mode", mode, "--json")) == 0
+        answers[mode] = json.loads(capsys.readouterr().out)
+    both = answers["both"]
+    for mode in ("agg", "disagg"):
+        assert both[mode] == answers[mode] and both[mode]["mode"] == mode
+    assert both["mode"] == "both" and both["gpus"] == 2
+    # On 2 devices the only disagg deployment is one prefill device and one decode device. One device's prompt of
+    # 1,024 tokens (TTFT bound 15.8 ms) feeds 1,024 / 15.8 ms, about 65,000 tokens a second, more than one decode
+    # device emits at its best batch within 20 ms (330 / 20.0 ms = 16,530): the pools serve the decode device's
+    # tokens over two devices, half the rate of the agg answer's one-device layout.
+    one_device = next(r for r in both["agg"]["best"] if r["layout"] == "1 device")
+    disagg = both["disagg"]["best"][0]
+    assert (disagg["prefill"]["layout"], disagg["decode"]["layout"], disagg["devices"]) == ("1 device", "1 device", 2)
+    assert disagg["batch"] == one_device["batch"] == 330
+    assert disagg["tokens_per_second_per_device"] == pytest.approx(one_device["tokens_per_second_per_device"] / 2,
+                                                                   rel=1e-12)
+    # agg's first, TP2 at 678 sequences, serves 678 / (20.0 ms x 2) = 16,952 per device, 2.05x disagg's 8,265
+    first = both["agg"]["best"][0]
+    assert first["layout"] == "TP2" and first["batch"] == 678
+    assert first["tokens_per_second_per_device"] == pytest.approx(16_952, rel=1e-4)
+    won = both["winner"]
+    assert won["mode"] == "agg"
+    assert won["tokens_per_second_per_device"] == {"agg": first["tokens_per_second_per_device"],
+                                                   "disagg": disagg["tokens_per_second_per_device"]}
+    assert won["ratio"] == pytest.approx(16_952 / 8_265, rel=1e-3)
+
+
+def test_both_modes_in_text_name_the_winner_and_say_where_disagg_cannot_fit(capsys):
+    assert main(_plan("--mode", "both")) == 0
+    out = capsys.readouterr().out
+    assert "disaggregated" in out and out.strip().splitlines()[-1].endswith("agg serves more, 2.05x the other")
+    # one device holds no pair of pools: agg wins without a ratio
+    one_gpu = _plan("--mode", "both", "--json")
+    one_gpu[one_gpu.index("--gpus") + 1] = "1"
+    assert main(one_gpu) == 0
+    won = json.loads(capsys.readouterr().out)["winner"]
+    assert won == {"tokens_per_second_per_device": {"agg": won["tokens_per_second_per_device"]["agg"], "disagg": None},
+                   "mode": "agg", "ratio": None}
+    assert won["tokens_per_second_per_device"]["agg"] == pytest.approx(330 / 0.020, rel=1e-2)
+
+
+def test_the_winner_by_hand():
+    from kvwall.cli.plan import winner
+
+    def answer(*rates):
+        return {"best": [{"tokens_per_second_per_device": r} for r in rates]}
+    assert winner(answer(100.0, 90.0), answer(150.0)) == {
+        "tokens_per_second_per_device": {"agg": 100.0, "disagg": 150.0}, "mode": "disagg", "ratio": 1.5}
+    assert winner(answer(100.0), answer(100.0))["mode"] == "agg"  # a tie: no transfer between pools
+    assert winner(answer(), answer())["mode"] is None

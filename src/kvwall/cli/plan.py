@@ -6,7 +6,9 @@ lower bound of one request's prompt (kvwall.model.first_token): both derived fro
 stated assumptions, no fitted constant. With --engine both are the engine's calibrated estimate (kvwall.plan.calibrated:
 the constants and held-out error band the validation tables hold, derived from reported data), and the datasheet
 estimate's answer beside it; where the tables are not built, the command says so in one line. Every row gives the
-memory per device at its batch, and the first the costs its TPOT is made of (kvwall.plan.breakdown).
+memory per device at its batch, and the first the costs its TPOT is made of (kvwall.plan.breakdown). --mode disagg
+plans a prefill and a decode pool (kvwall.plan.disagg); --mode both gives the agg and disagg answers and which
+serves more tokens per second per device at the targets.
 """
 
 from __future__ import annotations
@@ -111,11 +113,12 @@ def _fit_json(fit: PlanCalibration) -> dict:
             "held_out_disagg_tpot": _band_json(disagg_tpot), "held_out_disagg_ttft": _band_json(disagg_ttft)}
 
 
-def _print_table(points: list[PlanPoint], ttft_header: str, memory: Callable[[PlanPoint], str]) -> None:
-    print(f"  {'devices':>7}  {'layout':<20}{'batch':>7}{'TPOT':>12}{ttft_header:>12}{'tok/s/device':>13}"
+def _print_table(say: Callable[[str], None], points: list[PlanPoint], ttft_header: str,
+                 memory: Callable[[PlanPoint], str]) -> None:
+    say(f"  {'devices':>7}  {'layout':<20}{'batch':>7}{'TPOT':>12}{ttft_header:>12}{'tok/s/device':>13}"
           f"{'tok/s/user':>12}{'mem/GPU':>16}")
     for p in points:
-        print(_line(p, memory(p)))
+        say(_line(p, memory(p)))
 
 
 def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace], tuple[Catalog, Model, Device, str]]) -> int:
@@ -125,15 +128,48 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
     if args.gpus > MAX_PLAN_DEVICES:
         raise PlanError(f"--gpus {args.gpus}: at most {MAX_PLAN_DEVICES} devices are searched")
     serving = load_serving_inputs(catalog)
-    memory = serving.memory(args.engine)
-    a = catalog.assumptions
     workload = workload_of(args)
     try:
         fit = None if args.engine is None else read_plan_calibration(catalog, args.engine)
     except NotCalibrated as error:
         raise PlanError(f"--engine {args.engine}: {error}") from None
-    if args.mode == "disagg":
-        return _run_disagg(args, catalog, model, device, precision, serving, workload, fit)
+    if args.mode == "both":
+        return _run_both(args, catalog, model, device, precision, serving, workload, fit)
+    say = None if args.json else print
+    answer = (_run_disagg if args.mode == "disagg" else _run_agg)(args, catalog, model, device, precision, serving,
+                                                                  workload, fit, say)
+    if args.json:
+        print(json.dumps(answer, indent=2, allow_nan=False))
+    return 0
+
+
+def _head(args: argparse.Namespace, model: Model, device: Device, fit: PlanCalibration | None, mode: str,
+          basis: str) -> dict:
+    """What every answer's JSON begins with, whatever the mode."""
+    return {"command": "plan", "mode": mode, "evidence": "derived" if fit is None else "derived from reported data",
+            "model": model.id, "device": device.id, "gpus": args.gpus, "isl": args.isl, "osl": args.osl,
+            "tpot_max_ms": args.tpot_max, "ttft_max_ms": args.ttft_max, "basis": basis}
+
+
+def _targets(args: argparse.Namespace) -> str:
+    return f"TPOT <= {args.tpot_max:g} ms" + ("" if args.ttft_max is None else f", TTFT <= {args.ttft_max:g} ms")
+
+
+def _evidence(fit: PlanCalibration | None) -> str:
+    return "all values derived" if fit is None else "derived from reported data (fitted constants)"
+
+
+def _quiet(line: str) -> None:
+    """Where the answer is JSON, its lines are not printed."""
+
+
+def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: str, serving, workload: Workload,
+             fit: PlanCalibration | None, say: Callable[[str], None] | None) -> dict:
+    """Every layout on the same devices, prefill and decode together; ``say`` prints the answer's lines (None: JSON
+    only). Returns the answer's JSON."""
+    say = say or _quiet
+    memory = serving.memory(args.engine)
+    a = catalog.assumptions
     datasheet = plan_curves(catalog, model, device, precision, args.gpus, workload, args.engine, serving)
     curves = datasheet if fit is None else plan_curves(catalog, model, device, precision, args.gpus, workload,
                                                        args.engine, serving, fit)
@@ -160,54 +196,46 @@ def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace]
 
     costs = costs_of(best[0] if best else nearest, fit)
     beside_costs = costs_of(beside[0] if beside else None, None)
-    if args.json:
-        answer = {
-            "command": "plan", "evidence": "derived" if fit is None else "derived from reported data",
-            "model": model.id, "device": device.id, "engine": memory.engine,
-            "weight_dtype": str(a.weight_dtype), "kv_dtype": a.kv_dtype, "gpus": args.gpus,
-            "isl": args.isl, "osl": args.osl, "tpot_max_ms": args.tpot_max, "ttft_max_ms": args.ttft_max,
-            "basis": basis, "layouts_searched": len(curves),
-            "best": [row(p) for p in best[:SHOWN]],
-            "closest": None if nearest is None else row(nearest),
-            "frontier": [row(p) for p in edge]}
-        if costs is not None:
-            (answer["best"] or [answer["closest"]])[0]["costs"] = _costs_json(costs)
-        if fit is not None:
-            answer["calibration"] = _fit_json(fit)
-            answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
-                                   "best": [row(p, "ttft_bound_ms") for p in beside[:SHOWN]]}
-            if beside_costs is not None:
-                answer["datasheet"]["best"][0]["costs"] = _costs_json(beside_costs)
-        print(json.dumps(answer, indent=2, allow_nan=False))
-        return 0
-    targets = f"TPOT <= {args.tpot_max:g} ms" + ("" if args.ttft_max is None else f", TTFT <= {args.ttft_max:g} ms")
-    evidence = "all values derived" if fit is None else "derived from reported data (fitted constants)"
-    print(f"{model.name} on up to {args.gpus} x {device.name}, isl {args.isl:,}, osl {args.osl:,}, {targets}: "
+    answer = {**_head(args, model, device, fit, "agg", basis), "engine": memory.engine,
+              "weight_dtype": str(a.weight_dtype), "kv_dtype": a.kv_dtype, "layouts_searched": len(curves),
+              "best": [row(p) for p in best[:SHOWN]],
+              "closest": None if nearest is None else row(nearest),
+              "frontier": [row(p) for p in edge]}
+    if costs is not None:
+        (answer["best"] or [answer["closest"]])[0]["costs"] = _costs_json(costs)
+    if fit is not None:
+        answer["calibration"] = _fit_json(fit)
+        answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
+                               "best": [row(p, "ttft_bound_ms") for p in beside[:SHOWN]]}
+        if beside_costs is not None:
+            answer["datasheet"]["best"][0]["costs"] = _costs_json(beside_costs)
+    targets, evidence = _targets(args), _evidence(fit)
+    say(f"{model.name} on up to {args.gpus} x {device.name}, isl {args.isl:,}, osl {args.osl:,}, {targets}: "
           f"{a.weight_dtype} weights, {a.kv_dtype} KV; {len(curves)} layouts searched at every batch they hold; "
           f"{evidence}")
-    print(f"  {basis}")
+    say(f"  {basis}")
     if fit is not None:
         tpot, ttft = fit.bands("agg")
-        print(f"  held out (grouped 5-fold): TPOT {_band(tpot)}; TTFT {_band(ttft)}")
+        say(f"  held out (grouped 5-fold): TPOT {_band(tpot)}; TTFT {_band(ttft)}")
     if not curves:
-        print(f"  no layout of up to {args.gpus} device(s) holds one request of {workload.longest_context:,.0f} tokens")
-        return 0
+        say(f"  no layout of up to {args.gpus} device(s) holds one request of {workload.longest_context:,.0f} tokens")
+        return answer
     if best:
-        _print_table(best[:SHOWN], ttft_header, memory_of)
+        _print_table(say, best[:SHOWN], ttft_header, memory_of)
     else:
-        print(f"  no layout meets {targets}; the closest (lowest TPOT, one sequence):")
-        _print_table([nearest], ttft_header, memory_of)
-    print("  mem/GPU: a device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
-    print(_costs_line(costs))
-    print(f"  frontier: {len(edge)} points no other beats on both tokens/s per device and per user (--json lists them)")
+        say(f"  no layout meets {targets}; the closest (lowest TPOT, one sequence):")
+        _print_table(say, [nearest], ttft_header, memory_of)
+    say("  mem/GPU: a device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
+    say(_costs_line(costs))
+    say(f"  frontier: {len(edge)} points no other beats on both tokens/s per device and per user (--json lists them)")
     if fit is not None:
-        print(f"  beside it, the datasheet estimate (no fitted constant; {datasheet_basis}):")
+        say(f"  beside it, the datasheet estimate (no fitted constant; {datasheet_basis}):")
         if beside:
-            _print_table(beside[:SHOWN_BESIDE], "TTFT bound", memory_of)
-            print(_costs_line(beside_costs, "its first"))
+            _print_table(say, beside[:SHOWN_BESIDE], "TTFT bound", memory_of)
+            say(_costs_line(beside_costs, "its first"))
         else:
-            print(f"    no layout meets {targets}")
-    return 0
+            say(f"    no layout meets {targets}")
+    return answer
 
 
 def _pools(p: DisaggPoint) -> str:
@@ -224,18 +252,21 @@ def _disagg_row(p: DisaggPoint, ttft_key: str, memory: Callable[[DisaggPoint], d
             "tokens_per_second_per_user": p.tokens_per_second_per_user}
 
 
-def _print_disagg(points: list[DisaggPoint], ttft_header: str, memory: Callable[[DisaggPoint], str]) -> None:
-    print(f"  {'devices':>7}  {'prefill | decode instances':<34}{'batch':>7}{'TPOT':>12}{ttft_header:>12}"
+def _print_disagg(say: Callable[[str], None], points: list[DisaggPoint], ttft_header: str,
+                  memory: Callable[[DisaggPoint], str]) -> None:
+    say(f"  {'devices':>7}  {'prefill | decode instances':<34}{'batch':>7}{'TPOT':>12}{ttft_header:>12}"
           f"{'tok/s/device':>13}{'tok/s/user':>12}{'decode mem/GPU':>16}")
     for p in points:
-        print(f"  {p.devices:>7}  {_pools(p):<34}{p.batch:>7}{p.tpot * 1e3:>9.1f} ms{p.ttft * 1e3:>9.1f} ms"
+        say(f"  {p.devices:>7}  {_pools(p):<34}{p.batch:>7}{p.tpot * 1e3:>9.1f} ms{p.ttft * 1e3:>9.1f} ms"
               f"{p.tokens_per_second_per_device:>13,.0f}{p.tokens_per_second_per_user:>12,.1f}{memory(p):>16}")
 
 
 def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision: str, serving, workload: Workload,
-                fit: PlanCalibration | None) -> int:
+                fit: PlanCalibration | None, say: Callable[[str], None] | None) -> dict:
     """Prefill and decode pools on up to --gpus devices (kvwall.plan.disagg), best first; with --engine by the
-    calibrated estimate, the datasheet estimate's best beside it."""
+    calibrated estimate, the datasheet estimate's best beside it. ``say`` prints the answer's lines (None: JSON
+    only). Returns the answer's JSON."""
+    say = say or _quiet
     def best(with_fit):
         decodes = plan_curves(catalog, model, device, precision, args.gpus, workload, args.engine, serving, with_fit,
                               "disagg")
@@ -250,7 +281,7 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
         f"{fit.calibrated.points:,} measured points): the decode pool's step without prefills, a prefill replica's "
         "fixed cost and one prompt")
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
-    targets = f"TPOT <= {args.tpot_max:g} ms" + ("" if args.ttft_max is None else f", TTFT <= {args.ttft_max:g} ms")
+    targets = _targets(args)
     costs = None if not found else layout_costs(model, found[0].decode, found[0].batch, workload, device,
                                                 device.dense_flops[precision], serving, fit, "disagg")
 
@@ -260,38 +291,74 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
     def memory_of(p: DisaggPoint) -> str:
         return _memory(model, p.decode, p.batch, workload, device)
 
-    if args.json:
-        answer = {"command": "plan", "mode": "disagg", "evidence": "derived" if fit is None else "derived from reported data",
-                  "model": model.id, "device": device.id, "gpus": args.gpus, "isl": args.isl, "osl": args.osl,
-                  "tpot_max_ms": args.tpot_max, "ttft_max_ms": args.ttft_max, "basis": basis,
-                  "best": [_disagg_row(p, ttft_key, memory_json) for p in found[:SHOWN]]}
-        if costs is not None:
-            answer["best"][0]["decode"]["costs"] = _costs_json(costs)
-        if fit is not None:
-            answer["calibration"] = _fit_json(fit)
-            answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
-                                   "best": [_disagg_row(p, "ttft_bound_ms", memory_json) for p in beside[:SHOWN]]}
-        print(json.dumps(answer, indent=2, allow_nan=False))
-        return 0
-    print(f"{model.name}, disaggregated, on up to {args.gpus} x {device.name}, isl {args.isl:,}, osl {args.osl:,}, "
+    answer = {**_head(args, model, device, fit, "disagg", basis),
+              "best": [_disagg_row(p, ttft_key, memory_json) for p in found[:SHOWN]]}
+    if costs is not None:
+        answer["best"][0]["decode"]["costs"] = _costs_json(costs)
+    if fit is not None:
+        answer["calibration"] = _fit_json(fit)
+        answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
+                               "best": [_disagg_row(p, "ttft_bound_ms", memory_json) for p in beside[:SHOWN]]}
+    say(f"{model.name}, disaggregated, on up to {args.gpus} x {device.name}, isl {args.isl:,}, osl {args.osl:,}, "
           f"{targets}: prefill and decode pools, tokens/s per device over both; "
-          f"{'all values derived' if fit is None else 'derived from reported data (fitted constants)'}")
-    print(f"  {basis}; queueing and the KV's transfer between the pools not priced")
+          f"{_evidence(fit)}")
+    say(f"  {basis}; queueing and the KV's transfer between the pools not priced")
     if fit is not None:
         tpot, ttft = fit.bands("disagg")
-        print(f"  held out (grouped 5-fold): TPOT {_band(tpot, 'disagg')}; TTFT {_band(ttft, 'disagg')}")
+        say(f"  held out (grouped 5-fold): TPOT {_band(tpot, 'disagg')}; TTFT {_band(ttft, 'disagg')}")
     if found:
-        _print_disagg(found[:SHOWN], ttft_header, memory_of)
-        print("  decode mem/GPU: a decode device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
-        print(_costs_line(costs, "the first's decode pool"))
+        _print_disagg(say, found[:SHOWN], ttft_header, memory_of)
+        say("  decode mem/GPU: a decode device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
+        say(_costs_line(costs, "the first's decode pool"))
     else:
-        print(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
+        say(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
     if fit is not None:
-        print("  beside it, the datasheet estimate (no fitted constant):")
+        say("  beside it, the datasheet estimate (no fitted constant):")
         if beside:
-            _print_disagg(beside[:SHOWN_BESIDE], "TTFT bound", memory_of)
+            _print_disagg(say, beside[:SHOWN_BESIDE], "TTFT bound", memory_of)
         else:
-            print(f"    no pair of pools meets {targets}")
+            say(f"    no pair of pools meets {targets}")
+    return answer
+
+
+def winner(agg: dict, disagg: dict) -> dict:
+    """Which mode serves more tokens per second per device at the targets: each mode's first within them (none where
+    it meets none), and the mode whose first serves more (None where neither meets them; agg on a tie to 9
+    significant digits, as it needs no transfer between pools)."""
+    rates = {mode: answer["best"][0]["tokens_per_second_per_device"] if answer["best"] else None
+             for mode, answer in (("agg", agg), ("disagg", disagg))}
+    met = {mode: rate for mode, rate in rates.items() if rate is not None}
+    best = None if not met else max(met, key=lambda mode: (float(f"{met[mode]:.9g}"), mode == "agg"))
+    return {"tokens_per_second_per_device": rates, "mode": best,
+            "ratio": None if len(met) < 2 else met[best] / min(met.values())}
+
+
+def _run_both(args, catalog: Catalog, model: Model, device: Device, precision: str, serving, workload: Workload,
+              fit: PlanCalibration | None) -> int:
+    """The agg and the disagg answers, each as its own mode gives it, and which serves more per device."""
+    say = None if args.json else print
+    agg = _run_agg(args, catalog, model, device, precision, serving, workload, fit, say)
+    if say:
+        say("")
+    disagg = _run_disagg(args, catalog, model, device, precision, serving, workload, fit, say)
+    won = winner(agg, disagg)
+    if args.json:
+        answer = {**_head(args, model, device, fit, "both", agg["basis"]), "agg": agg, "disagg": disagg, "winner": won}
+        del answer["basis"]
+        print(json.dumps(answer, indent=2, allow_nan=False))
+        return 0
+    rates = won["tokens_per_second_per_device"]
+    shown = ", ".join(f"{mode} {'none meets the targets' if rate is None else f'{rate:,.0f}'}"
+                      for mode, rate in rates.items())
+    estimate = "the datasheet estimate, which prices no prefill in agg" if fit is None else \
+        f"the calibrated estimate of {fit.calibrated.engine}, which prices prefill in both"
+    print("")
+    if won["mode"] is None:
+        print(f"both modes: neither meets {_targets(args)} on up to {args.gpus} device(s)")
+    else:
+        ratio = "" if won["ratio"] is None else f", {won['ratio']:.2f}x the other"
+        print(f"both modes, tok/s per device of each first at {_targets(args)} ({estimate}): {shown}; "
+              f"{won['mode']} serves more{ratio}")
     return 0
 
 
@@ -322,7 +389,9 @@ def register(subparsers, parents: list, model_on_device, format_option: Callable
     p.add_argument("--compute-precision", metavar="PRECISION",
                    help="dense tensor rate the step time uses: bf16, fp8 (default: compute_precision of the assumptions)")
     engine_option(p)
-    p.add_argument("--mode", choices=("agg", "disagg"), default="agg",
+    p.add_argument("--mode", choices=("agg", "disagg", "both"), default="agg",
                    help="agg: prefill and decode on the same devices; disagg: a prefill pool and a decode pool, their "
-                        "instances sized from the devices (default: agg)")
+                        "instances sized from the devices; both: the two answers one after the other and which "
+                        "serves more tokens per second per device at the targets (--json: agg, disagg and winner) "
+                        "(default: agg)")
     p.set_defaults(func=lambda args: run(args, model_on_device))
