@@ -23,7 +23,11 @@ rule plan_ranking:
         "python {input.script:q} {output:q} {input.validated:q} 2> {log:q}"
 
 
-PLAN_FIGURE_ARTIFACTS = expand("figures/plan_frontier.{ext}", ext=("svg", "pdf", "png"))
+PLAN_FIGURE_ARTIFACTS = expand(
+    "figures/{figure}.{ext}",
+    figure=("plan_frontier", "plan_ranking", "plan_workloads"),
+    ext=("svg", "pdf", "png"),
+)
 
 
 rule plan_frontier:
@@ -48,3 +52,57 @@ rule plan_frontier:
         "../envs/kvwall.yaml"
     shell:
         "python {input.script:q} {output:q} {input.view:q} {input.validated:q} 2> {log:q}"
+
+
+rule plan_ranking_figure:
+    input:
+        "matplotlibrc",
+        ranking="tables/derived/plan_ranking.csv",
+        script="workflow/scripts/plan_ranking_figure.py",
+        code=kvwall_code("workflow/scripts/plan_ranking_figure.py"),
+    output:
+        svg=report(
+            "figures/plan_ranking.svg",
+            caption="../report/plan_ranking.rst",
+            category="Planning",
+            labels={"figure": "plan_ranking", "evidence": "derived"},
+        ),
+        pdf="figures/plan_ranking.pdf",
+        png="figures/plan_ranking.png",
+    log:
+        "logs/figures/plan_ranking.log",
+    conda:
+        "../envs/kvwall.yaml"
+    shell:
+        "python {input.script:q} {output:q} {input.ranking:q} 2> {log:q}"
+
+
+# The paper's W1 and W2 planned on its devices (kvwall.plan.workload_frontiers): one search, its table and figure.
+PLAN_WORKLOAD_TABLES = expand(
+    "tables/derived/plan_workloads.{ext}", ext=("csv", "md", "tex")
+)
+TABLE_ARTIFACTS += PLAN_WORKLOAD_TABLES
+
+
+rule plan_workloads:
+    input:
+        "matplotlibrc",
+        view=VIEWS["paper"],
+        script="workflow/scripts/plan_workloads.py",
+        code=kvwall_code("workflow/scripts/plan_workloads.py"),
+    output:
+        tables=PLAN_WORKLOAD_TABLES,
+        svg=report(
+            "figures/plan_workloads.svg",
+            caption="../report/plan_workloads.rst",
+            category="Planning",
+            labels={"figure": "plan_workloads", "evidence": "derived"},
+        ),
+        pdf="figures/plan_workloads.pdf",
+        png="figures/plan_workloads.png",
+    log:
+        "logs/tables/derived/plan_workloads.log",
+    conda:
+        "../envs/kvwall.yaml"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} 2> {log:q}"

@@ -27,7 +27,9 @@ FIGURE_ORDER = (
     ("serving_realization", "Validation: bound over measured per engine and device", "Bound over measured"),
     ("serving_cost_shares", "Validation: what the measured TPOT is made of", "What the TPOT is made of"),
     ("serving_format_claim", "Validation: narrower weights, measured and predicted", "Narrower weights"),
+    ("plan_workloads", "Planning: W1 and W2 on the paper's devices", "Plan of W1 and W2"),
     ("plan_frontier", "Planning: the derived frontier against measured points", "Plan frontier"),
+    ("plan_ranking", "Planning: the estimate's layout rankings against the measurements'", "Plan ranking"),
 )
 #: The audit notebooks, in order, with their titles.
 NOTEBOOKS = (

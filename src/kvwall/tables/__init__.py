@@ -75,6 +75,7 @@ WRITTEN_BY_OTHER_RULES: dict[str, tuple[str, str]] = {
     "derived/serving_format_claim_costs": ("kvwall.tables.validation", "format_claim_costs"),
     "derived/plan_ranking": ("kvwall.tables.plan_ranking", "ranking"),
     "derived/plan_ranking_summary": ("kvwall.tables.plan_ranking", "ranking_summary"),
+    "derived/plan_workloads": ("kvwall.tables.plan_workloads", "plan_workloads"),
 }
 
 
