@@ -75,3 +75,21 @@ def test_an_engine_with_too_few_points_left_is_not_priced():
     points, measured, pairs = _points(n=12)
     held = held_out_speedups(pairs, points, measured, tokens=1.0)
     assert held["held_out_speedup"].isna().all()  # 24 points, under 20 once a fold or two is out
+
+
+def test_the_cross_validations_fold_constants_price_the_one_fold_pairs_as_a_refit_would():
+    from kvwall.validation.estimate_error import held_out
+
+    points, measured, pairs = _points()
+    fold_fits = {}
+    held_out(points, measured, 1.0, grouped_folds(points), fold_fits)
+    assert sorted(fold_fits) == [("vllm", fold) for fold in range(5)]
+    refit = held_out_speedups(pairs, points, measured, tokens=1.0)
+    reused = held_out_speedups(pairs, points, measured, tokens=1.0, fold_fits=fold_fits)
+    pd.testing.assert_frame_equal(reused, refit)
+    # and the one-fold pairs do read them: other constants for those folds give other speedups
+    other = {key: EngineConstants(0.0, 1.0, 1.0, 0.0) for key in fold_fits}
+    moved = held_out_speedups(pairs, points, measured, tokens=1.0, fold_fits=other)
+    one_fold = refit["folds_left_out"] == 1
+    assert (moved.loc[one_fold, "held_out_speedup"] != refit.loc[one_fold, "held_out_speedup"]).all()
+    assert moved.loc[~one_fold].equals(refit.loc[~one_fold])

@@ -20,8 +20,11 @@ from kvwall.validation.run import load_validation
 *outputs, view_path, validated = sys.argv[1:]
 catalog = load_view(view_path).catalog
 rows, vmap, result = load_validation(validated)
-calibrations, _, summary = assess(result.understood, rows, vmap.tokens_per_step, load_serving_inputs(catalog).collective_latency)
-held_out = held_out_speedups(result.pairs, result.understood, measured_times(result.understood, rows), vmap.tokens_per_step)
+fold_fits = {}  # the grouped cross-validation's constants, which the held-out claim prices with again
+calibrations, _, summary = assess(result.understood, rows, vmap.tokens_per_step, load_serving_inputs(catalog).collective_latency,
+                                  fold_fits)
+held_out = held_out_speedups(result.pairs, result.understood, measured_times(result.understood, rows), vmap.tokens_per_step,
+                             fold_fits)
 built = {
     "reported/serving_measurements": tables.measurements(rows),
     "derived/serving_bounds": tables.bounds(result.points),

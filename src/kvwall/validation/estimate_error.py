@@ -56,8 +56,10 @@ def grouped_folds(points: pd.DataFrame, columns: tuple[str, ...] = GROUP) -> pd.
     return keys.map(dict(zip(groups, order % FOLDS)))
 
 
-def held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label: pd.Series) -> pd.DataFrame:
-    """TPOT and TTFT (ms) of each point from constants fitted on its engine's points of other labels."""
+def held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label: pd.Series,
+             fits: dict | None = None) -> pd.DataFrame:
+    """TPOT and TTFT (ms) of each point from constants fitted on its engine's points of other labels; ``fits``, where
+    given, receives those constants per (engine, label held out)."""
     out = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
     for (engine, held), test in points.groupby(["backend", label], sort=True):
         train = points[(points["backend"] == engine) & (label != held)]
@@ -65,15 +67,19 @@ def held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label:
             fitted = _calibrate(train, measured, tokens, engine)
         except CalibrationError:
             continue
+        if fits is not None:
+            fits[(engine, held)] = fitted.constants
         tpot, ttft = _predict(test, fitted.constants, tokens)
         out.loc[test.index, "tpot"], out.loc[test.index, "ttft"] = tpot, ttft
     return out
 
 
 def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, latency: float,
-                calibrations: dict[str, Calibration], versions: pd.Series) -> dict[str, pd.DataFrame]:
+                calibrations: dict[str, Calibration], versions: pd.Series,
+                fold_fits: dict | None = None) -> dict[str, pd.DataFrame]:
     """Per scheme (SCHEMES), the TPOT and TTFT (ms) it predicts for each understood point (``measured``: the
-    reported tpot and ttft in ms; ``versions``: each point's engine version)."""
+    reported tpot and ttft in ms; ``versions``: each point's engine version); ``fold_fits``, where given, receives
+    the grouped cross-validation's constants per (engine, fold held out)."""
     datasheet = pd.DataFrame(np.column_stack(_predict(points, datasheet_constants(latency), tokens)),
                              index=points.index, columns=["tpot", "ttft"])
     in_sample = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
@@ -83,7 +89,7 @@ def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, lat
     return {
         SCHEMES[0]: datasheet,
         SCHEMES[1]: in_sample,
-        SCHEMES[2]: held_out(points, measured, tokens, grouped_folds(points)),
+        SCHEMES[2]: held_out(points, measured, tokens, grouped_folds(points), fold_fits),
         SCHEMES[3]: held_out(points, measured, tokens, points["model"]),
         SCHEMES[4]: held_out(points, measured, tokens, points["device"]),
         SCHEMES[5]: held_out(points, measured, tokens, versions.astype(str)),
@@ -120,12 +126,12 @@ def measured_times(points: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"tpot": rows.loc[points.index, "silicon_tpot_ms"], "ttft": rows.loc[points.index, "silicon_ttft_ms"]})
 
 
-def assess(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, latency: float
+def assess(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, latency: float, fold_fits: dict | None = None
            ) -> tuple[dict[str, Calibration], dict[str, pd.DataFrame], pd.DataFrame]:
     """The engines' calibrations, every scheme's predictions and their error summary for the understood points of
-    ``rows`` (their reported silicon_tpot_ms and silicon_ttft_ms)."""
+    ``rows`` (their reported silicon_tpot_ms and silicon_ttft_ms); ``fold_fits`` as predictions fills it."""
     measured = measured_times(understood, rows)
     calibrations = engine_calibrations(understood, measured, tokens)
     versions = rows.loc[understood.index, "backend_version"] if "backend_version" in rows else pd.Series("", index=understood.index)
-    predicted = predictions(understood, measured, tokens, latency, calibrations, versions)
+    predicted = predictions(understood, measured, tokens, latency, calibrations, versions, fold_fits)
     return calibrations, predicted, error_summary(understood, measured, predicted)

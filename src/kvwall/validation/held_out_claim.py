@@ -11,6 +11,9 @@ narrower, both with those constants. A pair whose engine has too few training po
 
 from __future__ import annotations
 
+from types import MappingProxyType
+from typing import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -40,8 +43,11 @@ def left_out_constants(points: pd.DataFrame, measured: pd.DataFrame, tokens: flo
         return None
 
 
-def held_out_speedups(pairs: pd.DataFrame, points: pd.DataFrame, measured: pd.DataFrame, tokens: float) -> pd.DataFrame:
-    """Per pair: its points' folds, how many folds were left out (1 or 2) and the held-out calibrated speedup."""
+def held_out_speedups(pairs: pd.DataFrame, points: pd.DataFrame, measured: pd.DataFrame, tokens: float,
+                      fold_fits: Mapping[tuple[str, int], EngineConstants] = MappingProxyType({})) -> pd.DataFrame:
+    """Per pair: its points' folds, how many folds were left out (1 or 2) and the held-out calibrated speedup.
+    ``fold_fits``: constants already fitted without one fold, per (engine, fold) (kvwall.validation.estimate_error.
+    predictions fills them), used where a pair's two points lie in that fold instead of fitting them again."""
     folds = grouped_folds(points)
     out = pair_folds(pairs, points)
     out["folds_left_out"] = (out["fold_wide"] != out["fold_narrow"]).astype(int) + 1
@@ -50,7 +56,8 @@ def held_out_speedups(pairs: pd.DataFrame, points: pd.DataFrame, measured: pd.Da
     keys = [(engine, frozenset((int(a), int(b)))) for engine, a, b in
             zip(pairs["backend"], out["fold_wide"], out["fold_narrow"])]
     for engine, left_out in sorted(set(keys), key=lambda k: (k[0], sorted(k[1]))):
-        constants = left_out_constants(points, measured, tokens, engine, folds, left_out)
+        known = fold_fits.get((engine, next(iter(left_out)))) if len(left_out) == 1 else None
+        constants = known or left_out_constants(points, measured, tokens, engine, folds, left_out)
         if constants is None:
             continue
         chosen = pairs.index[[key == (engine, left_out) for key in keys]]
