@@ -65,7 +65,7 @@ NOTEBOOKS = {
             "derived/serving_engine_constants",
             "derived/serving_estimate_error",
         ],
-        "parameters": ("point_id",),
+        "parameters": ("point_id", "moe_point_id"),
         "view": "serving",
         "files": {
             "measurements": SERVING_MEASUREMENTS,

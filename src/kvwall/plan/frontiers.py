@@ -18,6 +18,7 @@ from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.validation_map import ValidationMap
 from kvwall.plan.curves import plan_curves
 from kvwall.plan.search import Workload, frontier
+from kvwall.validation.points import bounding_precision
 
 #: The lengths of every panel, and how many panels.
 LENGTHS = (1024, 1024)
@@ -59,9 +60,7 @@ def frontier_panels(points: pd.DataFrame, catalog: Catalog, vmap: ValidationMap)
         formats = replace(catalog, assumptions=replace(catalog.assumptions, weight_dtype=weight_format,
                                                        kv_dtype=vmap.kv_format))
         device = catalog.devices[device_id]
-        precision = vmap.compute_precision[weight_format]
-        if precision not in device.dense_flops:  # as the bounds do: the device's fastest listed rate
-            precision = max(device.dense_flops, key=device.dense_flops.get)
+        precision = bounding_precision(device, vmap.compute_precision[weight_format])  # as the bounds do
         workload = Workload(*LENGTHS, tpot_max=UNBOUNDED)
         edge = frontier(plan_curves(formats, catalog.models[model_id], device, precision, devices, workload,
                                     serving=serving))

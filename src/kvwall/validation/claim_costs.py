@@ -4,9 +4,9 @@
 Per pair, each part of the calibrated decode step (kvwall.model.decode_costs with the engine's constants fitted on
 every point, kvwall.validation.calibration; per output token) at the wider and the narrower format, the busiest EP
 rank's cost split into its routed-expert reads and its extra dispatch; the calibrated predicted speedup, the step at
-the wider format over the step at the narrower, in sample and held out (kvwall.validation.held_out_claim); and the share s of the wider step in the parts that shrink with the
-weight bytes (the weights and the expert reads). Were only those parts to shrink, by r, the ratio of the weight bytes
-read per step, the speedup would be Amdahl's
+the wider format over the step at the narrower, in sample and held out (kvwall.validation.held_out_claim); and the
+share s of the wider step in the parts that shrink with the weight bytes (the weights and the expert reads). Were only
+those parts to shrink, by r, the ratio of the weight bytes read per step, the speedup would be Amdahl's
 
     ceiling = 1 / (1 - s + s / r)
 
@@ -55,8 +55,8 @@ def claim_costs(pairs: pd.DataFrame, points: pd.DataFrame, calibrations: Mapping
                 tokens: float, held_out_speedup: pd.Series | None = None) -> pd.DataFrame:
     """Every pair of kvwall.validation.claim.format_pairs whose engine has constants, with each part of both steps
     (``<part>_wide``, ``<part>_narrow``, ms per token), both estimates, the calibrated speedup and its held-out value
-    (``held_out_speedup``, indexed as ``pairs``; NaN without it), the weight-bytes ratio r, each part's share of the wider step, the
-    shrinking share s and the ceiling 1 / (1 - s + s / r)."""
+    (``held_out_speedup``, indexed as ``pairs``; NaN without it), the weight-bytes ratio r, each part's share of the
+    wider step, the shrinking share s and the ceiling 1 / (1 - s + s / r)."""
     priced = pd.concat([step_parts(group, calibrations[engine].constants, tokens)
                         for engine, group in points.groupby("backend", sort=True) if engine in calibrations])
     priced.index = points.loc[priced.index, "id"]
@@ -79,7 +79,8 @@ def claim_costs(pairs: pd.DataFrame, points: pd.DataFrame, calibrations: Mapping
 
 def claim_cost_summary(priced: pd.DataFrame) -> pd.DataFrame:
     """One row per group (GROUP) and per pooled level (POOLED): pairs; the median measured, bound-predicted,
-    calibrated-predicted and held-out calibrated speedups, ceiling and weight-bytes ratio; each part's share of the summed wider steps."""
+    calibrated-predicted and held-out calibrated speedups, ceiling and weight-bytes ratio; each part's share of the
+    summed wider steps."""
     rows = []
     for pooled in POOLED:
         frame = priced.assign(**{name: "all" for name in pooled})

@@ -42,9 +42,14 @@ GROUP = ("model", "device", "backend", "weight_format", "mode", "tp", "pp", "dp"
 CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND, WEIGHT_BOUND = "capacity-bound", "compute-bound", "kv-bound", "weight-bound"
 
 
+def bounding_precision(device, precision: str) -> str:
+    """``precision`` where the device lists a dense rate at it; else its fastest listed one (a bound stays a bound)."""
+    return precision if precision in device.dense_flops else max(device.dense_flops, key=device.dense_flops.get)
+
+
 def _peak(device, precision: str) -> float:
-    """The dense rate at ``precision``; where the device lists none, its fastest listed rate (a bound stays a bound)."""
-    return device.dense_flops.get(precision, max(device.dense_flops.values()))
+    """The dense rate a bound uses at ``precision`` (bounding_precision)."""
+    return device.dense_flops[bounding_precision(device, precision)]
 
 
 def _mapped(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap) -> pd.DataFrame:
