@@ -1,4 +1,4 @@
-"""kvwall plan for the paper's W1 and W2 on its devices (kvwall.plan.workload_frontiers, tables/derived/plan_workloads,
+"""kvwall plan for the paper's W1 and W2 on every catalogue device (kvwall.plan.workload_frontiers, plan_workloads,
 figures/plan_workloads): hand-worked capacities and picks, the deployments table's W2 rows, frontier properties."""
 
 import math
@@ -23,8 +23,8 @@ CONTEXT = 128_000
 
 
 @pytest.fixture(scope="module")
-def lines(catalog, selections):
-    return workload_frontiers(catalog, selections["table3_devices"])
+def lines(catalog):
+    return workload_frontiers(catalog, catalog.devices)
 
 
 def line_of(lines, device, formats):
@@ -69,9 +69,16 @@ def test_w2_at_its_batch_of_32_on_nine_b200_is_beaten_by_tp8_at_the_29_it_holds(
     assert all((p.deployment, p.batch) != (w2.deployment, w2.batch) for p in line.points)
 
 
+def test_every_device_has_a_line_per_format_it_lists_a_dense_rate_for(catalog, lines):
+    assert {(x.device, x.formats) for x in lines} == {
+        *((d, "paper") for d in catalog.devices),
+        *((d, "fp8") for d, device in catalog.devices.items() if "fp8" in device.dense_flops)}
+    assert ("tpu-v6e", "fp8") not in {(x.device, x.formats) for x in lines}  # Cloud TPU v6e lists BF16 only
+    # 32 GB per v6e chip: W2's 32 x 128k tokens of KV (1.34 TB) and 141 GB of weights need 54 of them (PP27 x TP2)
+    assert budget(catalog, "tpu-v6e") == 54 and line_of(lines, "tpu-v6e", "paper").picks["w2"].deployment.label == "TP2 PP27"
+
+
 def test_every_frontier_trades_per_user_for_per_gpu_and_starts_at_w1(lines):
-    assert {(x.device, x.formats) for x in lines} == {(d, f) for d in ("h100-sxm", "h200-sxm", "b200", "mi300x")
-                                                       for f in ("paper", "fp8")}
     for line in lines:
         user = np.array([p.tokens_per_second_per_user for p in line.points])
         gpu = np.array([p.tokens_per_second_per_device for p in line.points])

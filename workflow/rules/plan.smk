@@ -77,7 +77,8 @@ rule plan_ranking_figure:
         "python {input.script:q} {output:q} {input.ranking:q} 2> {log:q}"
 
 
-# The paper's W1 and W2 planned on its devices (kvwall.plan.workload_frontiers): one search, its table and figure.
+# The paper's W1 and W2 planned on every catalogue device (kvwall.plan.workload_frontiers): one search, its table
+# and figure.
 PLAN_WORKLOAD_TABLES = expand(
     "tables/derived/plan_workloads.{ext}", ext=("csv", "md", "tex")
 )
@@ -87,7 +88,7 @@ TABLE_ARTIFACTS += PLAN_WORKLOAD_TABLES
 rule plan_workloads:
     input:
         "matplotlibrc",
-        view=VIEWS["paper"],
+        view=VIEWS["catalogue"],
         script="workflow/scripts/plan_workloads.py",
         code=kvwall_code("workflow/scripts/plan_workloads.py"),
     output:

@@ -1,4 +1,4 @@
-"""Plan W1 and W2 on the paper's devices (kvwall.plan.workload_frontiers); write tables/derived/plan_workloads and
+"""Plan W1 and W2 on every catalogue device (kvwall.plan.workload_frontiers); write tables/derived/plan_workloads and
 draw figures/plan_workloads from the same frontiers.
 
 Arguments: the table's CSV, Markdown and LaTeX paths, the figure's SVG, PDF and PNG paths, and the view
@@ -16,6 +16,6 @@ from kvwall.tables.plan_workloads import plan_workloads
 
 tables, figures, view_path = sys.argv[1:4], sys.argv[4:7], sys.argv[7]
 view = load_view(view_path)
-lines = workload_frontiers(view.catalog, view.selections["table3_devices"])
+lines = workload_frontiers(view.catalog, view.catalog.devices)
 write_table(plan_workloads(lines, view.catalog, WORKLOADS, MIN_DEVICES), tables, folder_class="derived")
 save(draw(lines, view.catalog, WORKLOADS), figures)

@@ -1,4 +1,4 @@
-"""The frontier `kvwall plan` derives for W1 and W2 on each of the paper's devices (kvwall.plan.workload_frontiers):
+"""The frontier `kvwall plan` derives for W1 and W2 on each catalogue device (kvwall.plan.workload_frontiers):
 tokens/s per GPU against tokens/s per user, a line per format, W1 and W2 marked where each workload's pick is."""
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ def draw(lines: Sequence, catalog: Catalog, workloads: Mapping[str, str]) -> Fig
     its WORKLOADS (what each workload's pick ranks by)."""
     device_ids = list(dict.fromkeys(line.device for line in lines))
     contexts = sorted({line.context for line in lines})
-    columns = 2
+    columns = 3
     rows = -(-len(device_ids) // columns)
-    fig = new_figure(9.0, 3.3 * rows + 0.6, "derived")
+    fig = new_figure(10.5, 2.9 * rows + 0.7, "derived")
     axes = fig.subplots(rows, columns, sharex=True, sharey=True, squeeze=False).ravel()
     labels = []
     for ax, device_id in zip(axes, device_ids):
@@ -52,6 +52,7 @@ def draw(lines: Sequence, catalog: Catalog, workloads: Mapping[str, str]) -> Fig
                                           textcoords="offset points", ha="left", va="bottom", fontsize=6.5))
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.margins(x=0.12, y=0.1)  # room for a pick's label beside the frontier's ends
         for axis in (ax.xaxis, ax.yaxis):
             axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
             axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))

@@ -1,4 +1,4 @@
-"""The frontier `kvwall plan` derives for W1 and W2 on the paper's devices, with the point each workload picks
+"""The frontier `kvwall plan` derives for W1 and W2 on every catalogue device, with the point each workload picks
 (kvwall.plan.workload_frontiers): a row per frontier point, and one per pick the frontier does not hold."""
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def plan_workloads(lines: Sequence, catalog: Catalog, workloads: Mapping[str, st
         "per user first, with the datasheet step-time estimate (kvwall.model.step_time, no fitted constant). The "
         f"devices are {min_devices}, or the fewest that hold W2 in the catalogue's formats where more "
         f"(tables/derived/deployments). Picks: {picks}; a pick off the frontier is a row of its own (a layout "
-        "elsewhere serves more on both rates). The catalogue's formats, and FP8 weights and KV at the FP8 dense rate.",
+        "elsewhere serves more on both rates). The catalogue's formats, and FP8 weights and KV at the FP8 dense rate where "
+        "the device lists one.",
         columns=_COLUMNS,
         rows=tuple(rows),
         sources=(catalog.files["models"], catalog.files["devices"], catalog.files["links"], catalog.files["workloads"],
