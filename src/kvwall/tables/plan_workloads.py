@@ -28,6 +28,11 @@ _COLUMNS = (
 )
 
 
+def _where(point) -> tuple:
+    """What tells two points of one line apart: the layout and the batch."""
+    return point.deployment, point.batch
+
+
 def _row(line, point, workloads: str, on_frontier: bool) -> dict:
     return {"device_id": line.device, "weight_format": line.weight_format, "kv_format": line.kv_format,
             "precision": line.precision, "budget": line.budget, "context": line.context,
@@ -43,15 +48,12 @@ def plan_workloads(lines: Sequence, catalog: Catalog, workloads: Mapping[str, st
     ``min_devices``: its WORKLOADS and MIN_DEVICES. Each frontier fastest per user first, each pick in its place."""
     rows = []
     for line in lines:
-        def named(point) -> str:
-            return ", ".join(w.upper() for w, p in line.picks.items() if p is not None and p.deployment == point.deployment
-                             and p.batch == point.batch)
-
-        keys = {(p.deployment, p.batch) for p in line.points}
-        off = [p for p in line.picks.values() if p is not None and (p.deployment, p.batch) not in keys]
-        points = sorted([*line.points, *off], key=lambda p: -p.tokens_per_second_per_user)
-        rows += [{**_row(line, p, named(p), (p.deployment, p.batch) in keys), "device": catalog.devices[line.device].name}
-                 for p in points]
+        on = {_where(p) for p in line.points}
+        picked = {w: _where(p) for w, p in line.picks.items() if p is not None}
+        off = [p for p in line.picks.values() if p is not None and _where(p) not in on]
+        for p in sorted([*line.points, *off], key=lambda p: -p.tokens_per_second_per_user):
+            named = ", ".join(w.upper() for w, at in picked.items() if at == _where(p))
+            rows.append({**_row(line, p, named, _where(p) in on), "device": catalog.devices[line.device].name})
     w = {k: catalog.workloads[k] for k in workloads}
     picks = "; ".join(f"{k.upper()} (b = {v.batch}, s = {format_value(v.context, 'context')}) its "
                       f"{'fastest point per user' if workloads[k] == 'user' else 'most tokens/s per GPU'} at b = {v.batch}"
