@@ -45,3 +45,18 @@ def test_the_figure_is_legible_and_saves_the_same_bytes_twice(panels, tmp_path):
     save(draw(found, catalog), [tmp_path / "b.svg", tmp_path / "b.png"])
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+
+
+def test_the_table_holds_every_frontier_point_of_every_panel(panels):
+    from kvwall.tables.plan_frontier import plan_frontier
+
+    catalog, found = panels
+    table = plan_frontier(found, catalog, LENGTHS)
+    table.check_key()
+    rows = pd.DataFrame(table.rows)
+    assert len(rows) == sum(len(p.points) for p in found)
+    for p in found:
+        mine = rows[(rows["model_id"] == p.model) & (rows["device_id"] == p.device)]
+        assert np.allclose(mine["tokens_per_second_per_user"], p.frontier_per_user)
+        assert np.allclose(mine["tokens_per_second_per_device"], mine["batch"] / (mine["tpot_ms"] / 1e3 * mine["devices"]))
+        assert (mine["devices"] <= p.devices).all() and set(mine["isl"]) == {LENGTHS[0]}

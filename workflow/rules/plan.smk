@@ -30,6 +30,12 @@ PLAN_FIGURE_ARTIFACTS = expand(
 )
 
 
+PLAN_FRONTIER_TABLES = expand(
+    "tables/derived/plan_frontier.{ext}", ext=("csv", "md", "tex")
+)
+TABLE_ARTIFACTS += PLAN_FRONTIER_TABLES
+
+
 rule plan_frontier:
     input:
         "matplotlibrc",
@@ -38,6 +44,7 @@ rule plan_frontier:
         script="workflow/scripts/plan_frontier.py",
         code=kvwall_code("workflow/scripts/plan_frontier.py"),
     output:
+        tables=PLAN_FRONTIER_TABLES,
         svg=report(
             "figures/plan_frontier.svg",
             caption="../report/plan_frontier.rst",
@@ -47,7 +54,7 @@ rule plan_frontier:
         pdf="figures/plan_frontier.pdf",
         png="figures/plan_frontier.png",
     log:
-        "logs/figures/plan_frontier.log",
+        "logs/tables/derived/plan_frontier.log",
     conda:
         "../envs/kvwall.yaml"
     shell:

@@ -1,7 +1,8 @@
-"""Draw kvwall plan's frontier beside the measured points of the best-measured models (kvwall.plan.frontiers).
+"""Derive kvwall plan's frontier for the best-measured models (kvwall.plan.frontiers); write
+tables/derived/plan_frontier and draw it beside the measured points.
 
-Arguments: the SVG, PDF and PNG paths, the view (kvwall.inputs.views) and the validation the validation job saved
-(kvwall.validation.run).
+Arguments: the table's CSV, Markdown and LaTeX paths, the figure's SVG, PDF and PNG paths, the view
+(kvwall.inputs.views) and the validation the validation job saved (kvwall.validation.run).
 """
 
 import sys
@@ -9,10 +10,14 @@ import sys
 from kvwall.figures.plan_frontier import draw
 from kvwall.figures.style import save
 from kvwall.inputs.views import load_view
-from kvwall.plan.frontiers import frontier_panels
+from kvwall.plan.frontiers import LENGTHS, frontier_panels
+from kvwall.render import write_table
+from kvwall.tables.plan_frontier import plan_frontier
 from kvwall.validation.run import load_validation
 
-outputs, (view_path, validated) = sys.argv[1:4], sys.argv[4:6]
+tables, figures, (view_path, validated) = sys.argv[1:4], sys.argv[4:7], sys.argv[7:9]
 catalog = load_view(view_path).catalog
 rows, vmap, result = load_validation(validated)
-save(draw(frontier_panels(result.understood.assign(tpot_ms=rows["silicon_tpot_ms"]), catalog, vmap), catalog), outputs)
+panels = frontier_panels(result.understood.assign(tpot_ms=rows["silicon_tpot_ms"]), catalog, vmap)
+write_table(plan_frontier(panels, catalog, LENGTHS), tables, folder_class="derived")
+save(draw(panels, catalog), figures)

@@ -17,7 +17,7 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.validation_map import ValidationMap
 from kvwall.plan.curves import plan_curves
-from kvwall.plan.search import Workload, frontier
+from kvwall.plan.search import PlanPoint, Workload, frontier
 from kvwall.validation.points import bounding_precision
 
 #: The lengths of every panel, and how many panels.
@@ -29,15 +29,24 @@ UNBOUNDED = float("inf")
 
 @dataclass(frozen=True)
 class FrontierPanel:
-    """One model on one system: the derived frontier and the measured points per engine (tokens/s per user, per GPU)."""
+    """One model on one system: the derived frontier, fastest per user first, and the measured points per engine
+    (tokens/s per user, per GPU)."""
 
     model: str
     device: str
     weight_format: str
+    kv_format: str
     devices: int
-    frontier_per_user: np.ndarray
-    frontier_per_gpu: np.ndarray
+    points: tuple[PlanPoint, ...]
     measured: dict[str, tuple[np.ndarray, np.ndarray]]
+
+    @property
+    def frontier_per_user(self) -> np.ndarray:
+        return np.array([p.tokens_per_second_per_user for p in self.points])
+
+    @property
+    def frontier_per_gpu(self) -> np.ndarray:
+        return np.array([p.tokens_per_second_per_device for p in self.points])
 
 
 def chosen(points: pd.DataFrame) -> list[tuple[str, str, str]]:
@@ -67,7 +76,5 @@ def frontier_panels(points: pd.DataFrame, catalog: Catalog, vmap: ValidationMap)
         measured = {engine: ((1e3 / group["tpot_ms"]).to_numpy(), (group["in_flight"] / (group["tpot_ms"] / 1e3)
                                                                    / group["devices"]).to_numpy())
                     for engine, group in at.groupby("backend", sort=True)}
-        panels.append(FrontierPanel(model_id, device_id, weight_format, devices,
-                                    np.array([p.tokens_per_second_per_user for p in edge]),
-                                    np.array([p.tokens_per_second_per_device for p in edge]), measured))
+        panels.append(FrontierPanel(model_id, device_id, weight_format, vmap.kv_format, devices, tuple(edge), measured))
     return panels

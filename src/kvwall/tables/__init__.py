@@ -76,6 +76,7 @@ WRITTEN_BY_OTHER_RULES: dict[str, tuple[str, str]] = {
     "derived/plan_ranking": ("kvwall.tables.plan_ranking", "ranking"),
     "derived/plan_ranking_summary": ("kvwall.tables.plan_ranking", "ranking_summary"),
     "derived/plan_workloads": ("kvwall.tables.plan_workloads", "plan_workloads"),
+    "derived/plan_frontier": ("kvwall.tables.plan_frontier", "plan_frontier"),
 }
 
 
