@@ -47,16 +47,20 @@ def test_the_figure_is_legible_and_saves_the_same_bytes_twice(panels, tmp_path):
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
 
 
-def test_the_table_holds_every_frontier_point_of_every_panel(panels):
+def test_the_table_holds_every_frontier_point_of_every_panel_in_stretches_of_one_layout(panels):
     from kvwall.tables.plan_frontier import plan_frontier
 
     catalog, found = panels
     table = plan_frontier(found, catalog, LENGTHS)
     table.check_key()
     rows = pd.DataFrame(table.rows)
-    assert len(rows) == sum(len(p.points) for p in found)
+    assert rows["points"].sum() == sum(len(p.points) for p in found) and len(rows) < rows["points"].sum() / 10
     for p in found:
         mine = rows[(rows["model_id"] == p.model) & (rows["device_id"] == p.device)]
-        assert np.allclose(mine["tokens_per_second_per_user"], p.frontier_per_user)
-        assert np.allclose(mine["tokens_per_second_per_device"], mine["batch"] / (mine["tpot_ms"] / 1e3 * mine["devices"]))
+        labels = [q.deployment.label for q in p.points]
+        assert [label for label, n in zip(mine["layout"], mine["points"]) for _ in range(n)] == labels
+        assert (mine["layout"].to_numpy()[1:] != mine["layout"].to_numpy()[:-1]).all()  # a stretch ends where the layout changes
+        assert np.allclose(mine["first_per_user"], 1e3 / mine["first_tpot_ms"])
+        assert np.allclose(mine["last_per_gpu"], mine["last_batch"] / (mine["last_tpot_ms"] / 1e3 * mine["devices"]))
+        assert mine["first_per_user"].iloc[0] == p.frontier_per_user[0] and mine["last_per_gpu"].iloc[-1] == p.frontier_per_gpu[-1]
         assert (mine["devices"] <= p.devices).all() and set(mine["isl"]) == {LENGTHS[0]}
