@@ -134,3 +134,17 @@ def test_the_figure_is_legible_labels_each_pick_and_saves_the_same_bytes_twice(c
     save(draw(lines, catalog, WORKLOADS), [tmp_path / "b.svg", tmp_path / "b.png"])
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+
+
+def test_what_the_readme_says_the_plan_shows(lines):
+    # README, Planning a deployment: the numbers its paragraph on W1 and W2 quotes
+    b200, b200_fp8 = line_of(lines, "b200", "paper"), line_of(lines, "b200", "fp8")
+    assert round(b200.picks["w2"].tokens_per_second_per_device, 1) == 78.5
+    assert round(b200.points[-1].tokens_per_second_per_device / b200.picks["w2"].tokens_per_second_per_device, 1) == 1.7
+    assert round(b200_fp8.picks["w2"].tokens_per_second_per_device) == 260
+    assert round(b200_fp8.picks["w2"].tokens_per_second_per_device / b200.picks["w2"].tokens_per_second_per_device, 1) == 3.3
+    for device in ("h100-sxm", "h200-sxm", "b200", "mi300x"):
+        w2 = line_of(lines, device, "paper").picks["w2"]
+        assert all((p.deployment, p.batch) != (w2.deployment, w2.batch) for p in line_of(lines, device, "paper").points)
+    assert {d: line_of(lines, d, "fp8").picks["w2"].deployment.label for d in ("h200-sxm", "b200", "mi300x", "b300", "gb300", "mi355x")} == {
+        "h200-sxm": "TP8", "b200": "TP8", "mi300x": "TP8", "b300": "TP4", "gb300": "TP4", "mi355x": "TP4"}
