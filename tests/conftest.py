@@ -28,6 +28,19 @@ def pytest_configure(config):
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, **pinned})
 
 
+#: The test files that take longest, in this order before the rest: each worker takes the next file as it frees
+#: (`--dist loadfile --no-loadscope-reorder`, pyproject.toml), so none of these starts last and runs alone, and
+#: files that read the same session fixture (review_report; committed_validation) follow each other onto one worker.
+FIRST = ("test_workflow.py", "test_report_browser.py", "test_report.py", "test_figure_layout.py", "test_estimate.py",
+         "test_plan_frontier.py", "test_validation.py", "test_notebooks.py", "test_bad_input.py", "test_front_door.py")
+
+
+def pytest_collection_modifyitems(items):
+    """The files of FIRST first; every file's tests keep their order."""
+    rank = {name: place for place, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
@@ -64,3 +77,14 @@ def committed_validation(catalog):
 @pytest.fixture(scope="session")
 def llama70(catalog):
     return catalog.models["llama-3-70b"]
+
+
+@pytest.fixture(scope="session")
+def forked_snakemake():
+    """``run(args, cwd)``: `python -m snakemake` in a process forked from one that imported it once
+    (tests/snakemake_runs.py)."""
+    from snakemake_runs import Forker
+
+    forker = Forker()
+    yield forker.run
+    forker.close()

@@ -298,17 +298,14 @@ def file_hashes(root: Path) -> dict[str, str]:
          "config/device_assumptions.yaml: device_assumptions.h100-sxm.fabric.scale_out: missing: "),
     ],
 )
-def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, new, message):
+def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, forked_snakemake, file, old, new, message):
     root = workflow_copy(tmp_path)
     path = root / "config" / file
     text = path.read_text(encoding="utf-8")
     assert old in text
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
     before = file_hashes(root)
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", "--directory", str(root), "--snakefile", str(root / "Snakefile")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-    )
+    done = forked_snakemake(["--cores", "1", "--directory", root, "--snakefile", root / "Snakefile"], cwd=tmp_path)
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -317,7 +314,7 @@ def test_workflow_stops_with_one_line_and_writes_nothing(tmp_path, file, old, ne
     assert file_hashes(root) == before
 
 
-def dry_run_with_cell(tmp_path, column: str, value: str) -> tuple[str, list[str], bool]:
+def dry_run_with_cell(tmp_path, run, column: str, value: str) -> tuple[str, list[str], bool]:
     """A refused dry run of a copy whose serving measurements hold ``value`` in ``column`` of their second row: its
     one line of stderr, that row, and whether the copy's files are as they were."""
     root = workflow_copy(tmp_path)
@@ -327,10 +324,7 @@ def dry_run_with_cell(tmp_path, column: str, value: str) -> tuple[str, list[str]
     with path.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle, lineterminator="\n").writerows(rows)
     before = file_hashes(root)
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--directory", str(root), "--snakefile", str(root / "Snakefile")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-    )
+    done = run(["-n", "--directory", root, "--snakefile", root / "Snakefile"], cwd=tmp_path)
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -343,32 +337,29 @@ def dry_run_with_cell(tmp_path, column: str, value: str) -> tuple[str, list[str]
     ("silicon_tpot_ms", "-3", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): silicon_tpot_ms: must be > 0"),
     ("tp_size", "4.5", "line 3 (id minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c128_cfg733): tp_size: must be of type"),
 ])
-def test_a_bad_serving_measurement_stops_a_dry_run(tmp_path, column, value, message):
+def test_a_bad_serving_measurement_stops_a_dry_run(tmp_path, forked_snakemake, column, value, message):
     """The reported serving measurements enter through the front door: a bad cell names the file, line, id, column."""
-    line, _, unchanged = dry_run_with_cell(tmp_path, column, value)
+    line, _, unchanged = dry_run_with_cell(tmp_path, forked_snakemake, column, value)
     assert line.startswith(f"kvwall: bad input: data/reported/serving-measurements.csv: {message}"), line
     assert unchanged
 
 
 @pytest.mark.slow
-def test_a_point_below_its_bound_without_a_diagnosis_stops_a_dry_run(tmp_path):
+def test_a_point_below_its_bound_without_a_diagnosis_stops_a_dry_run(tmp_path, forked_snakemake):
     """What would stop the validation job inside it stops the workflow before any job, naming the map's key."""
-    line, row, unchanged = dry_run_with_cell(tmp_path, "silicon_tpot_ms", "0.001")  # faster than any bound
+    line, row, unchanged = dry_run_with_cell(tmp_path, forked_snakemake, "silicon_tpot_ms", "0.001")  # faster than any bound
     assert line.startswith("kvwall: bad input: config/validation.yaml: below_bound: 1 point(s) measured below "
                            f"their TPOT bound have no diagnosis, first {row[0]} "), line
     assert unchanged
 
 
 @pytest.mark.slow
-def test_a_missing_required_file_stops_the_workflow(tmp_path):
+def test_a_missing_required_file_stops_the_workflow(tmp_path, forked_snakemake):
     """Deleting config/tiers.yaml used to drop the jobs that read it and exit 0."""
     root = workflow_copy(tmp_path)
     (root / "config" / "tiers.yaml").unlink()
     before = file_hashes(root)
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--forceall", "--directory", str(root), "--snakefile", str(root / "Snakefile")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-    )
+    done = forked_snakemake(["-n", "--forceall", "--directory", root, "--snakefile", root / "Snakefile"], cwd=tmp_path)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == ["kvwall: bad input: config/tiers.yaml: (top level): file not found"]
     assert file_hashes(root) == before

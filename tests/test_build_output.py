@@ -5,8 +5,6 @@ Runs the workflow on a temporary copy of the repository with its default profile
 
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,9 +20,10 @@ TABLES = ["tables/derived/table1_kv_per_token.csv", "tables/derived/combinations
 PROFILE_LINE = "Using workflow specific profile profiles/default for setting default command line arguments."
 
 
-def build(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", *args], cwd=root,
-                          capture_output=True, text=True, timeout=300)
+@pytest.fixture
+def build(forked_snakemake):
+    """``build(root, *args)``: `python -m snakemake --cores 1 *args` in ``root`` (tests/snakemake_runs.py)."""
+    return lambda root, *args: forked_snakemake(["--cores", "1", *args], cwd=root)
 
 
 def profiled_copy(folder: Path) -> Path:
@@ -34,7 +33,7 @@ def profiled_copy(folder: Path) -> Path:
     return root
 
 
-def test_a_build_prints_one_line_per_job(tmp_path):
+def test_a_build_prints_one_line_per_job(tmp_path, build):
     root = profiled_copy(tmp_path)
     done = build(root, "--forceall", *TABLES)
     assert done.returncode == 0, done.stderr
@@ -53,13 +52,13 @@ def test_a_build_prints_one_line_per_job(tmp_path):
     assert again.stderr.splitlines() == [PROFILE_LINE]
 
 
-def test_a_dry_run_prints_one_line_per_planned_job(tmp_path):
+def test_a_dry_run_prints_one_line_per_planned_job(tmp_path, build):
     done = build(profiled_copy(tmp_path), "--forceall", "--dry-run", TABLES[0])
     assert done.returncode == 0, done.stderr
     assert (done.stderr.splitlines(), done.stdout.splitlines()) == ([PROFILE_LINE], [f"table: {TABLES[0]} (+2)"])
 
 
-def test_a_failed_job_prints_its_error_and_its_log(tmp_path):
+def test_a_failed_job_prints_its_error_and_its_log(tmp_path, build):
     root = profiled_copy(tmp_path)
     (root / "workflow" / "scripts" / "write_table.py").write_text('raise SystemExit("this table cannot be written")\n')
     done = build(root, "--forceall", TABLES[1])

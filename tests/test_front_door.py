@@ -259,20 +259,20 @@ def kvwall_build(root: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.slow
-def test_kvwall_build_refuses_a_yte_configfile_before_snakemake_reads_it(tmp_path):
+def test_kvwall_build_refuses_a_yte_configfile_before_snakemake_reads_it(root, capsys):
     """Plain Snakemake would run this file's expression while parsing --configfile, before any workflow code."""
-    root = repository_copy(tmp_path)
-    marker = tmp_path / "ran"
+    marker = root / "ran"
     (root / "mine.yaml").write_text(f"__use_yte__: true\nconfig_dir: ?__import__('pathlib').Path({str(marker)!r}).touch()\n")
-    done = kvwall_build(root, "-n", "--configfile", "mine.yaml")
-    assert done.returncode == 2 and not marker.exists()
-    assert done.stderr.strip().splitlines() == ["kvwall: bad input: mine.yaml: __use_yte__: a template key: config files "
-                                                "hold plain values, never expressions"]
+    assert main(["build", "-n", "--workflow-profile", "none", "--cores", "1", "--configfile", "mine.yaml"]) == 2
+    assert not marker.exists()
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "kvwall: bad input: mine.yaml: __use_yte__: a template key: config files hold plain values, never expressions"]
     (root / "mine.yaml").write_text("base: &b {config_dir: config}\nagain: *b\n")
-    done = kvwall_build(root, "-n", "--configfile", "config/config.yaml", "mine.yaml")
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.startswith("kvwall: bad input: mine.yaml: ") and "alias" in done.stderr
+    status = main(["build", "-n", "--workflow-profile", "none", "--cores", "1", "--configfile", "config/config.yaml",
+                   "mine.yaml"])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert err.startswith("kvwall: bad input: mine.yaml: ") and "alias" in err
 
 
 @pytest.mark.parametrize("text, line", [
@@ -292,17 +292,20 @@ def test_kvwall_build_checks_a_profile_before_snakemake_reads_it(tmp_path, capsy
 
 
 @pytest.mark.slow
-def test_kvwall_build_runs_snakemake_on_a_plain_configfile(tmp_path):
+def test_kvwall_build_runs_snakemake_on_a_plain_configfile(tmp_path, monkeypatch, capsys):
     root = repository_copy(tmp_path)
     done = kvwall_build(root, "-n", "--forceall", "tables/derived/table1_kv_per_token.csv", "--configfile", "config/config.yaml")
     assert done.returncode == 0, done.stderr
     assert "table1_kv_per_token.csv" in done.stdout + done.stderr
-    # --configfile takes every path after it: a target there is read as a config file, and refused as one
-    done = kvwall_build(root, "-n", "--configfile", "config/config.yaml", "tables/derived/table1_kv_per_token.csv")
-    assert done.returncode == 2
-    assert done.stderr.strip() == ("kvwall: bad input: tables/derived/table1_kv_per_token.csv: (top level): a config file "
-                                   "holds keys and their values, not a single value or a list")
-    assert kvwall_build(root, "--help").stdout.startswith("usage: kvwall build [SNAKEMAKE ARGUMENTS]")
+    # --configfile takes every path after it: a target there is read as a config file, and refused as one (in this
+    # process: the refusal comes before Snakemake runs)
+    monkeypatch.chdir(root)
+    assert main(["build", "--workflow-profile", "none", "--cores", "1", "-n", "--configfile", "config/config.yaml",
+                 "tables/derived/table1_kv_per_token.csv"]) == 2
+    assert capsys.readouterr().err.strip() == ("kvwall: bad input: tables/derived/table1_kv_per_token.csv: (top level): "
+                                               "a config file holds keys and their values, not a single value or a list")
+    assert main(["build", "--workflow-profile", "none", "--cores", "1", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: kvwall build [SNAKEMAKE ARGUMENTS]")
 
 
 @pytest.mark.slow

@@ -57,13 +57,23 @@ def built(tmp_path_factory, root) -> Path:
     return workdir
 
 
-def test_every_job_lists_the_kvwall_code_it_imports(built):
+@pytest.fixture(scope="module")
+def snakemake(forked_snakemake):
+    """``snakemake(workdir, *args)``: as _snakemake, in a process forked from one that imported Snakemake once
+    (tests/snakemake_runs.py)."""
+    return lambda workdir, *args: forked_snakemake(["--cores", "2", "--directory", workdir, *args], cwd=Path.cwd(),
+                                                   timeout=900)
+
+
+@pytest.fixture(scope="module")
+def summary(built, snakemake) -> subprocess.CompletedProcess:
+    """Snakemake's detailed summary of the built copy, taken once before any test edits it."""
+    return snakemake(built, "--snakefile", built / "Snakefile", "--detailed-summary")
+
+
+def test_every_job_lists_the_kvwall_code_it_imports(built, summary):
     """A rule's inputs hold every kvwall file its job imported, so that a change to one reruns the job."""
-    summary = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--detailed-summary")
-    assert summary.returncode == 0, summary.stderr[-2000:]
-    rows = [line.split("\t") for line in summary.stdout.splitlines()]
-    header = rows[0]
-    listed = {row[0]: set(row[header.index("input-file(s)")].split(",")) for row in rows[1:] if len(row) == len(header)}
+    listed = _listed_inputs(summary)
     imported: dict[str, set[str]] = {}
     for line in (built / "import-trace.jsonl").read_text().splitlines():
         trace = json.loads(line)
@@ -75,8 +85,8 @@ def test_every_job_lists_the_kvwall_code_it_imports(built):
     assert {output: files for output, files in missing.items() if files} == {}
 
 
-def _listed_inputs(built: Path) -> dict[str, set[str]]:
-    summary = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--detailed-summary")
+def _listed_inputs(summary: subprocess.CompletedProcess) -> dict[str, set[str]]:
+    """Each output's inputs, as the detailed summary lists them."""
     assert summary.returncode == 0, summary.stderr[-2000:]
     rows = [line.split("\t") for line in summary.stdout.splitlines()]
     header = rows[0]
@@ -91,9 +101,9 @@ NOT_INPUTS = ("src/", "logs/", ".snakemake/scripts/", "matplotlibrc")
 NOTEBOOK_READS = ("config/",)
 
 
-def test_every_job_reads_only_files_its_rule_lists(built):
+def test_every_job_reads_only_files_its_rule_lists(built, summary):
     """A job that opened a file its rule does not list would not rerun when that file changes."""
-    listed = _listed_inputs(built)
+    listed = _listed_inputs(summary)
     opened: dict[str, set[str]] = {}
     for line in (built / "import-trace.jsonl").read_text().splitlines():
         trace = json.loads(line)
@@ -125,9 +135,8 @@ def _module_files(root: Path, module: str) -> set[str]:
     return files
 
 
-def test_a_job_lists_only_the_modules_its_code_reaches(built):
+def test_a_job_lists_only_the_modules_its_code_reaches(summary):
     """The map is not the whole tree: one table's job does not list another table's module or the command line."""
-    summary = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--detailed-summary")
     rows = [line.split("\t") for line in summary.stdout.splitlines()]
     header = rows[0]
     listed = {row[0]: row[header.index("input-file(s)")].split(",") for row in rows[1:] if len(row) == len(header)}
@@ -165,24 +174,24 @@ def test_every_committed_artifact_is_rebuilt_identically(built, root):
     assert different == []
 
 
-def test_a_second_run_has_nothing_to_do(built):
+def test_a_second_run_has_nothing_to_do(built, snakemake):
     # Snakemake's own console (the default profile's prints nothing when there is nothing to do).
-    result = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--dry-run", "--workflow-profile", "none")
+    result = snakemake(built, "--snakefile", built / "Snakefile", "--dry-run", "--workflow-profile", "none")
     assert result.returncode == 0
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
-def test_a_device_and_a_model_added_rerun_only_the_catalogues_jobs(built):
+def test_a_device_and_a_model_added_rerun_only_the_catalogues_jobs(built, summary, snakemake):
     """The contributor loop: entries outside the paper's frame change the catalogue view alone (kvwall.inputs.views),
     so exactly the jobs that read it rerun; the notebooks, which read config/ itself, come out the same when forced.
     Runs last in this module: it edits the built copy."""
     from kvwall.cli.benchmark import add_device_and_model
 
-    catalogue_jobs = {output for output, inputs in _listed_inputs(built).items()
+    catalogue_jobs = {output for output, inputs in _listed_inputs(summary).items()
                       if ".snakemake/kvwall-views/catalogue.pickle" in inputs}
     assert "tables/derived/deployments.csv" in catalogue_jobs and "tables/derived/table4_traffic_crossover.csv" not in catalogue_jobs
     add_device_and_model(built)
-    result = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--workflow-profile", "none")
+    result = snakemake(built, "--snakefile", built / "Snakefile", "--workflow-profile", "none")
     assert result.returncode == 0, result.stderr[-4000:]
     ran = {line.split("output:", 1)[1].split(",")[0].strip()
            for line in (result.stdout + result.stderr).splitlines() if line.strip().startswith("output:")}
@@ -190,7 +199,7 @@ def test_a_device_and_a_model_added_rerun_only_the_catalogues_jobs(built):
     assert {str(Path(o).with_suffix("")) for o in ran} == {str(Path(o).with_suffix("")) for o in catalogue_jobs}
     notebooks = sorted(str(p.relative_to(built)) for p in (built / "notebooks" / "executed").glob("*.ipynb"))
     before = {name: (built / name).read_bytes() for name in notebooks}
-    forced = _snakemake(built, "--snakefile", str(built / "Snakefile"), "--forcerun", *(
+    forced = snakemake(built, "--snakefile", built / "Snakefile", "--forcerun", *(
         f"notebook_{Path(name).stem}" for name in notebooks))
     assert forced.returncode == 0, forced.stderr[-4000:]
     assert [name for name in notebooks if (built / name).read_bytes() != before[name]] == []
