@@ -1,4 +1,4 @@
-"""The frontier `kvwall plan` derives for W1 and W2 on each catalogue device (kvwall.plan.workload_frontiers):
+"""The frontier `kvwall plan` derives for W1 and W2 on each device given (kvwall.plan.workload_frontiers):
 tokens/s per GPU against tokens/s per user, a line per format, W1 and W2 marked where each workload's pick is."""
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ def draw(lines: Sequence, catalog: Catalog, workloads: Mapping[str, str]) -> Fig
     its WORKLOADS (what each workload's pick ranks by)."""
     device_ids = list(dict.fromkeys(line.device for line in lines))
     contexts = sorted({line.context for line in lines})
-    columns = 3
+    columns = 2
     rows = -(-len(device_ids) // columns)
-    fig = new_figure(10.5, 2.9 * rows + 0.7, "derived")
+    fig = new_figure(9.0, 3.3 * rows + 0.6, "derived")
     axes = fig.subplots(rows, columns, sharex=True, sharey=True, squeeze=False).ravel()
     labels = []
     for ax, device_id in zip(axes, device_ids):
