@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import least_squares
 
 from kvwall.model.decode_costs import decode_step
 from kvwall.model.engine_constants import EngineConstants, rounded
@@ -80,6 +79,8 @@ def _first_token_fixed(points: pd.DataFrame, ttft: np.ndarray, constants: Engine
     def residuals(x):
         return first_token_estimate(chosen, EngineConstants(*constants.values()[:4], x[0])) / measured - 1.0
 
+    from scipy.optimize import least_squares  # here: the jobs that only price with fitted constants skip its import
+
     fit = least_squares(residuals, [FIRST_TOKEN_START], bounds=FIRST_TOKEN_BOUNDS, method="trf")
     return settled(float(fit.x[0]), *FIRST_TOKEN_BOUNDS), rounded(float(_interval(fit)[0]), 2), int(agg.sum())
 
@@ -91,6 +92,8 @@ def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str
     if len(points) < MIN_POINTS:
         raise CalibrationError(f"{name}: {len(points)} measured points, fewer than the {MIN_POINTS} a fit needs")
     tpot = np.asarray(tpot_s, dtype=float)
+    from scipy.optimize import least_squares  # as in _first_token_fixed
+
     fit = least_squares(_residuals, np.array(START) / _SCALE, bounds=(np.array(LOWER) / _SCALE, np.array(UPPER) / _SCALE),
                         args=(points, tpot, tokens), method="trf")
     half = tuple(rounded(float(h), 2) for h in _interval(fit) * _SCALE)
