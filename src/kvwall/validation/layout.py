@@ -2,7 +2,8 @@
 
 Rules, as the measurements' columns define them (data/reported/README.md):
 - an ``agg`` row is one engine that prefills and decodes; its layout is ``tp_size, pp_size, attention_dp_size,
-  moe_tp_size, moe_ep_size`` and ``batch_size`` is the requests in flight on it;
+  moe_tp_size, moe_ep_size`` and ``batch_size`` is the requests in flight on one attention-data-parallel rank, so
+  the engine holds ``batch_size x DP`` (the row id's concurrency ``_c<N>_`` is that product in every row with DP > 1);
 - a ``disagg`` row's TPOT is the decode side's: the layout is ``decode_*``; ``decode_batch_size`` is the sequences of
   one attention-data-parallel rank of one decode worker, so an engine holds ``decode_batch_size x DP``; where it is
   blank, the concurrency in the row id (``_c<N>_``) is shared evenly over ``decode_num_workers x DP`` ranks (rounded
@@ -61,7 +62,7 @@ def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
     concurrency_in_id = pd.to_numeric(rows["id"].str.extract(r"_c(\d+)_", expand=False), errors="coerce")
     ranks = _numbers(rows, "decode_num_workers") * sizes["dp"]
     per_rank = _numbers(rows, "decode_batch_size").fillna(np.floor(concurrency_in_id / ranks))
-    in_flight = _numbers(rows, "batch_size").where(~disagg, per_rank * sizes["dp"])
+    in_flight = (_numbers(rows, "batch_size") * sizes["dp"]).where(~disagg, per_rank * sizes["dp"])
     unknown = in_flight.isna() & reason.isna()
     reason[unknown & disagg] = "the sequences per decode engine are not given (decode_batch_size and decode_num_workers blank)"
     reason[unknown & ~disagg] = "the concurrency is not given (batch_size blank)"
