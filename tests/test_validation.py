@@ -82,11 +82,24 @@ def _frame(**columns):
     return pd.DataFrame(base)
 
 
-def test_an_agg_engine_is_tp_pp_dp_gpus_with_its_batch():
-    rows = _frame(batch_size=64, tp_size=4, pp_size=1, attention_dp_size=2, moe_tp_size=1, moe_ep_size=8)
+def test_an_agg_engine_is_tp_pp_dp_gpus_with_its_batch_on_each_dp_rank():
+    # minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c512_cfg734: TP 4 x attention DP 4, batch_size 128 a rank, c512 in all
+    rows = _frame(id="m_c512_cfg", batch_size=128, tp_size=4, pp_size=1, attention_dp_size=4, moe_tp_size=1,
+                  moe_ep_size=16)
     engine = decode_engines(rows, pd.Series([True])).iloc[0]
-    assert (engine["devices"], engine["tp"], engine["dp"], engine["moe_ep"], engine["in_flight"]) == (8, 4, 2, 8, 64)
+    assert (engine["devices"], engine["tp"], engine["dp"], engine["moe_ep"], engine["in_flight"]) == (16, 4, 4, 16, 512)
     assert pd.isna(engine["reason"])
+    one_rank = decode_engines(_frame(batch_size=64, tp_size=4, pp_size=1, attention_dp_size=1), pd.Series([False]))
+    assert one_rank.iloc[0]["in_flight"] == 64
+
+
+def test_every_agg_row_with_attention_dp_has_the_id_concurrency_of_batch_size_times_dp(root):
+    rows = pd.read_csv(root / "data/reported/serving-measurements.csv")
+    agg = rows[(rows["mode"] == "agg") & (rows["attention_dp_size"].fillna(1) > 1)]
+    concurrency = agg["id"].str.extract(r"_c(\d+)_", expand=False).astype(float)
+    assert len(agg) == 132 and (concurrency == agg["batch_size"] * agg["attention_dp_size"]).all()
+    engines = decode_engines(agg, pd.Series(True, index=agg.index))
+    assert (engines["in_flight"] == concurrency).all()
 
 
 def test_a_disagg_decode_batch_is_per_attention_dp_rank():
