@@ -131,7 +131,7 @@ def test_a_layout_that_does_not_divide_is_refused_with_its_reason(columns, is_mo
 
 
 def test_a_dense_model_ignores_the_expert_layout():
-    rows = _frame(batch_size=8, tp_size=8, moe_tp_size=1, moe_ep_size=1)
+    rows = _frame(id="p_c8_x", batch_size=8, tp_size=8, moe_tp_size=1, moe_ep_size=1)
     assert pd.isna(decode_engines(rows, pd.Series([False])).iloc[0]["reason"])
 
 
@@ -240,8 +240,9 @@ def test_kvwall_validate_writes_derived_columns_and_a_summary(root, tmp_path, ca
     summary = capsys.readouterr().err
     lines = summary.splitlines()
     assert lines[0] == "kvwall validate: 4,185 rows read" and "measured below their TPOT bound" in summary
-    assert lines[1].split() == ["understood", "3,040"] and lines[2].split() == ["refused", "1,145"]  # 4,185 - 3,040
+    assert lines[1].split() == ["understood", "3,026"] and lines[2].split() == ["refused", "1,159"]  # 4,185 - 3,026
     assert "    1,059  the sequences per decode engine" in summary and "       86  a layout that does not divide (" in summary
+    assert "       14  a layout the row does not record" in summary
     engines = lines.index("  median TPOT bound / measured per engine:")
     assert [line.split()[0] for line in lines[engines + 1:engines + 4]] == ["sglang", "trtllm", "vllm"]
     assert 8 <= len(lines) <= 14 and max(map(len, lines)) <= 120  # a short report, not one long line
@@ -253,3 +254,13 @@ def test_kvwall_validate_names_the_line_and_column_of_a_bad_cell(root, tmp_path,
     bad = _write(tmp_path, GOOD.replace(",h100_sxm,", ",h100 sxm,"))
     assert main(["validate", str(bad), "--config", str(root / "config")]) == 2
     assert "line 2 (id a_c8_x): system" in capsys.readouterr().err
+
+
+def test_an_agg_row_whose_id_concurrency_is_not_batch_size_times_dp_is_refused():
+    # nvidia_deepseek_r1_nvfp4_..._b200_sxm_trtllm_agg_4000x1000_c224_tp4_epnone_1: batch_size 56 = 224 / TP, DP blank
+    rows = _frame(id="n_c224_tp4", batch_size=56, tp_size=4, pp_size=1, moe_tp_size=1, moe_ep_size=4)
+    engine = decode_engines(rows, pd.Series([True])).iloc[0]
+    assert engine["reason"] == "a layout the row does not record: its id's concurrency is not batch_size x attention DP"
+    kept = decode_engines(_frame(id="n_c56_tp4", batch_size=56, tp_size=4, pp_size=1, moe_tp_size=1, moe_ep_size=4),
+                          pd.Series([True])).iloc[0]
+    assert pd.isna(kept["reason"]) and kept["in_flight"] == 56

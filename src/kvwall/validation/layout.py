@@ -8,6 +8,8 @@ Rules, as the measurements' columns define them (data/reported/README.md):
   one attention-data-parallel rank of one decode worker, so an engine holds ``decode_batch_size x DP``; where it is
   blank, the concurrency in the row id (``_c<N>_``) is shared evenly over ``decode_num_workers x DP`` ranks (rounded
   down, so that the bound stays a bound);
+- an ``agg`` row whose id's concurrency is not ``batch_size x DP`` (``batch_size`` x TP with DP blank, in 20 rows) ran
+  a layout the row does not record, and is refused;
 - a blank pipeline or attention-data-parallel size is 1, a blank expert size the rest of the engine's GPUs;
 - the GPUs of an engine are TP x PP x DP (attention data parallelism replicates attention over DP groups of TP
   GPUs), and for a mixture-of-experts model the expert layout must cover the same GPUs: MoE-TP x EP = TP x PP x DP.
@@ -66,6 +68,8 @@ def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
     unknown = in_flight.isna() & reason.isna()
     reason[unknown & disagg] = "the sequences per decode engine are not given (decode_batch_size and decode_num_workers blank)"
     reason[unknown & ~disagg] = "the concurrency is not given (batch_size blank)"
+    unrecorded = ~disagg & concurrency_in_id.notna() & in_flight.notna() & (in_flight != concurrency_in_id) & reason.isna()
+    reason[unrecorded] = "a layout the row does not record: its id's concurrency is not batch_size x attention DP"
     too_few = in_flight.lt(1) & reason.isna()
     reason[too_few] = "fewer requests in flight than decode ranks: no sequence per rank"
     return pd.DataFrame(
