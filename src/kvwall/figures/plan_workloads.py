@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from kvwall.figures.layout import place
-from kvwall.figures.style import EVIDENCE_COLORS, new_figure, settle, tokens_label
+from kvwall.figures.style import EVIDENCE_COLORS, label_panel_grid, new_figure, settle, tokens_label
 from kvwall.inputs.catalog import Catalog
 
 #: A line style per format of kvwall.plan.workload_frontiers.FORMATS.
@@ -60,13 +60,7 @@ def draw(lines: Sequence, catalog: Catalog, workloads: Mapping[str, str]) -> Fig
         ax.grid(alpha=0.3, which="both")
         budget = drawn[0].budget if drawn else 1
         ax.set_title(f"{catalog.devices[device_id].name}, up to {budget} devices", fontsize=8)
-    for ax in axes[len(device_ids):]:
-        ax.set_visible(False)
-    for ax in axes[max(0, len(device_ids) - columns):len(device_ids)]:  # the lowest panel of each column
-        ax.xaxis.set_tick_params(labelbottom=True)
-        ax.set_xlabel("tokens/s per user")
-    for ax in axes[::columns]:
-        ax.set_ylabel("tokens/s per GPU")
+    label_panel_grid(axes, len(device_ids), columns, "tokens/s per user", "tokens/s per GPU")
     entries = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
     entries = dict(sorted(entries.items(), key=lambda e: not e[0].startswith("frontier")))  # lines, then marks
     fig.legend(list(entries.values()), list(entries), fontsize=7, loc="outside lower center", ncols=2)

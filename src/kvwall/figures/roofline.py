@@ -10,7 +10,7 @@ from kvwall.figures import FIGURES
 from kvwall.figures.inputs import FigureInputs
 from kvwall.inputs.catalog import Catalog
 from kvwall.figures.layout import place
-from kvwall.figures.style import colors, new_figure, settle, tokens_label
+from kvwall.figures.style import colors, label_panel_grid, new_figure, settle, tokens_label
 from kvwall.model.roofline import arithmetic_intensity, ridge_point, step_flops, step_kv_bytes, step_time, step_weight_bytes
 from kvwall.inputs.specs import Device, Workload
 
@@ -85,13 +85,7 @@ def draw(inputs: FigureInputs) -> Figure:
         ax.set_yscale("log")
         ax.set_title(f"{device.name}: β = {device.hbm_bandwidth / 1e12:g} TB/s, "
                      f"F = {device.dense_flops[precision] / 1e12:g} TFLOP/s {precision.upper()}")
-    for ax in axes[len(device_ids):]:
-        ax.set_visible(False)
-    for ax in axes[max(0, len(device_ids) - columns):len(device_ids)]:  # the lowest panel of each column
-        ax.xaxis.set_tick_params(labelbottom=True)
-        ax.set_xlabel("arithmetic intensity (FLOP/B)")
-    for ax in axes[::columns]:
-        ax.set_ylabel("attained TFLOP/s (dense)")
+    label_panel_grid(axes, len(device_ids), columns, "arithmetic intensity (FLOP/B)", "attained TFLOP/s (dense)")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
     fig.suptitle(f"{catalog.model.name} decode on the roofline, {catalog.assumptions.kv_dtype.upper()} KV", fontsize=9)
     settle(fig)

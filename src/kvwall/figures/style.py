@@ -111,6 +111,18 @@ def ordered_colors(ids: Sequence) -> dict:
     return {item: matplotlib.colors.to_hex(shade) for item, shade in zip(ids, shades)}
 
 
+def label_panel_grid(axes: Sequence, panels: int, columns: int, xlabel: str, ylabel: str) -> None:
+    """On a grid of ``columns`` sharing axes with ``panels`` drawn: hide the unused axes, put the x label and tick labels
+    on the lowest panel of each column and the y label on the first of each row."""
+    for ax in axes[panels:]:
+        ax.set_visible(False)
+    for ax in axes[max(0, panels - columns):panels]:
+        ax.xaxis.set_tick_params(labelbottom=True)
+        ax.set_xlabel(xlabel)
+    for ax in axes[::columns]:
+        ax.set_ylabel(ylabel)
+
+
 def tokens_label(value: float, _position=None) -> str:
     """A context length as a short label: 8k, 128k, 1.024M."""
     if value >= 1e6:
