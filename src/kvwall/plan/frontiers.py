@@ -17,14 +17,12 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.validation_map import ValidationMap
 from kvwall.plan.curves import plan_curves
-from kvwall.plan.search import PlanPoint, Workload, frontier
+from kvwall.plan.search import UNBOUNDED, PlanPoint, Workload, frontier
 from kvwall.validation.points import bounding_precision
 
 #: The lengths of every panel, and how many panels.
 LENGTHS = (1024, 1024)
 PANELS = 4
-#: The target does not bound a frontier; the search needs one.
-UNBOUNDED = float("inf")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ from kvwall.model.fitting import candidate_deployments
 TIE_DIGITS = 9
 #: The frontier search first drops the points that one of every SAMPLE_STRIDE-th point beats by CLEAR_MARGIN.
 SAMPLE_STRIDE, CLEAR_MARGIN = 64, 1e-7
+#: A TPOT target no point misses: what a frontier is searched under.
+UNBOUNDED = float("inf")
 #: Seconds per output token of a layout at a context, for an array of batches.
 StepSeconds = Callable[[Deployment, float, np.ndarray], np.ndarray]
 #: Seconds to the first token of a request's prompt (tokens) on a layout, for an array of batches.
@@ -103,7 +105,8 @@ def layout_curves(model: Model, weight_format: str | WeightFormats, kv_format: s
     return curves
 
 
-def _point(curve: LayoutCurve, i: int) -> PlanPoint:
+def point_at(curve: LayoutCurve, i: int) -> PlanPoint:
+    """The ``i``-th batch of ``curve`` as a point."""
     return PlanPoint(curve.deployment, int(curve.batches[i]), float(curve.tpot[i]), float(curve.ttft[i]),
                      float(curve.tokens_per_second_per_device[i]), float(curve.tokens_per_second_per_user[i]))
 
@@ -118,7 +121,7 @@ def best_within(curves: list[LayoutCurve], workload: Workload) -> list[PlanPoint
             within &= curve.ttft <= workload.ttft_max
         meets = np.flatnonzero(within)
         if meets.size:
-            found.append(_point(curve, int(meets[np.argmax(curve.tokens_per_second_per_device[meets])])))
+            found.append(point_at(curve, int(meets[np.argmax(curve.tokens_per_second_per_device[meets])])))
     return sorted(found, key=lambda p: (-float(_significant(p.tokens_per_second_per_device)), p.deployment.devices, p.tpot))
 
 
@@ -135,7 +138,7 @@ def closest(curves: list[LayoutCurve]) -> PlanPoint | None:
     """Where nothing meets the targets: the layout with the lowest TPOT (at batch 1), fewest devices first."""
     if not curves:
         return None
-    return min((_point(c, 0) for c in curves), key=lambda p: (p.tpot, p.deployment.devices))
+    return min((point_at(c, 0) for c in curves), key=lambda p: (p.tpot, p.deployment.devices))
 
 
 def frontier(curves: list[LayoutCurve]) -> list[PlanPoint]:
@@ -153,7 +156,7 @@ def frontier(curves: list[LayoutCurve]) -> list[PlanPoint]:
     order = np.lexsort((devices, -per_device, -per_user))  # the last key sorts first
     ranked = per_device[order]
     best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ranked)[:-1]))
-    return [_point(curves[curve_of[k]], int(index_in[k])) for k in order[ranked > best_before]]
+    return [point_at(curves[curve_of[k]], int(index_in[k])) for k in order[ranked > best_before]]
 
 
 def _not_clearly_beaten(per_user: np.ndarray, per_device: np.ndarray) -> np.ndarray:

@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.deployment import load_serving_inputs
+from kvwall.inputs.deployment import ServingInputs, load_serving_inputs
 from kvwall.model.fitting import smallest_deployment
 from kvwall.plan.curves import plan_curves
-from kvwall.plan.search import LayoutCurve, PlanPoint, Workload, frontier
+from kvwall.plan.search import UNBOUNDED, LayoutCurve, PlanPoint, Workload, frontier, point_at
 
 #: The workloads of the batch-size lever, and what each one asks of a point: "user" the fastest per user,
 #: "device" the most tokens per second per device (SoK Table 6's objectives, latency and throughput).
@@ -28,8 +28,6 @@ WORKLOADS: Mapping[str, str] = {"w1": "user", "w2": "device"}
 MIN_DEVICES = 8
 #: The formats of the lines: None, the catalogue's (the paper's frame); else weights, KV and compute precision.
 FORMATS: Mapping[str, tuple[str, str, str] | None] = {"paper": None, "fp8": ("fp8", "fp8", "fp8")}
-#: No target bounds a frontier; the search needs one.
-UNBOUNDED = float("inf")
 
 
 @dataclass(frozen=True)
@@ -48,13 +46,14 @@ class WorkloadFrontier:
     picks: Mapping[str, PlanPoint | None]
 
 
-def budget(catalog: Catalog, device_id: str) -> int:
-    """The devices a panel plans on: MIN_DEVICES, or more where W2 needs more in the catalogue's formats."""
+def budget(catalog: Catalog, device_id: str, serving: ServingInputs | None = None) -> int:
+    """The devices a panel plans on: MIN_DEVICES, or more where W2 needs more in the catalogue's formats.
+    ``serving``: the catalogue's serving assumptions where the caller holds them already."""
     a, device, w2 = catalog.assumptions, catalog.devices[device_id], catalog.workloads["w2"]
     if device.scale_up is None:
         return 1
     found = smallest_deployment(catalog.model, a.weight_dtype, a.kv_dtype, w2.batch, w2.context, device.hbm_capacity,
-                                load_serving_inputs(catalog).memory(), True, device.hbm_bandwidth,
+                                (serving or load_serving_inputs(catalog)).memory(), True, device.hbm_bandwidth,
                                 device.dense_flops[a.compute_precision])
     return max(MIN_DEVICES, found.devices if found is not None else MIN_DEVICES)
 
@@ -62,9 +61,7 @@ def budget(catalog: Catalog, device_id: str) -> int:
 def pick(curves: list[LayoutCurve], batch: int, wants: str) -> PlanPoint | None:
     """Of every layout's point at ``batch``: the fastest per user ("user") or the most per device ("device"), the
     fewest devices on a tie; None where no layout holds the batch."""
-    i = batch - 1
-    points = [PlanPoint(c.deployment, batch, float(c.tpot[i]), float(c.ttft[i]), float(c.tokens_per_second_per_device[i]),
-                        float(c.tokens_per_second_per_user[i])) for c in curves if c.batches.size > i]
+    points = [point_at(c, batch - 1) for c in curves if c.batches.size >= batch]
     rate = "tokens_per_second_per_user" if wants == "user" else "tokens_per_second_per_device"
     return max(points, key=lambda p: (getattr(p, rate), -p.deployment.devices), default=None)
 
@@ -77,7 +74,7 @@ def workload_frontiers(catalog: Catalog, device_ids) -> list[WorkloadFrontier]:
     for workload_id in WORKLOADS:
         contexts.setdefault(catalog.workloads[workload_id].context, []).append(workload_id)
     for device_id in device_ids:
-        device, devices = catalog.devices[device_id], budget(catalog, device_id)
+        device, devices = catalog.devices[device_id], budget(catalog, device_id, serving)
         for name, formats in FORMATS.items():
             a = catalog.assumptions
             weights, kv, precision = formats or (a.weight_dtype, a.kv_dtype, a.compute_precision)
