@@ -411,12 +411,12 @@ def test_every_command_the_readme_shows_answers(argv, monkeypatch, capsys):
 def test_job_kinds_are_the_scripts_and_notebooks_the_run_log_lists():
     log = ("[Wed Dec  2 12:38:34 2026]\nlocalrule figure_fig1:\n    input: matplotlibrc, .snakemake/kvwall-views/paper.pickle, "
            "workflow/scripts/figure.py, src/kvwall/figures/style.py\n    output: figures/fig1.svg\n"
-           "localrule table:\n    input: .snakemake/kvwall-views/paper.pickle, workflow/scripts/write_table.py\n"
-           "rule table:\n    input: workflow/scripts/write_table.py, src/kvwall/render.py\n"
+           "localrule tables_hardware:\n    input: .snakemake/kvwall-views/paper.pickle, workflow/scripts/write_tables.py\n"
+           "rule tables_bounds:\n    input: workflow/scripts/write_tables.py, src/kvwall/render.py\n"
            "localrule notebook_01:\n    input: notebooks/01_footprint.ipynb, tables/derived/table1.csv\n"
            "localrule validation_tables:\n    input: .snakemake/kvwall-views/serving.pickle, src/kvwall/render.py\n"
            "localrule all:\n    input: notebooks/executed/01_footprint.ipynb, figures/fig1.svg\n")
-    assert benchmark.job_kinds(log) == {"figure": 1, "write_table": 2, "notebook": 1, "validation_tables": 1}
+    assert benchmark.job_kinds(log) == {"figure": 1, "write_tables": 2, "notebook": 1, "validation_tables": 1}
 
 
 def test_a_scripts_floor_imports_what_it_imports_and_snakemakes_preamble_where_it_runs_under_script(tmp_path):
@@ -431,10 +431,10 @@ def test_a_scripts_floor_imports_what_it_imports_and_snakemakes_preamble_where_i
 def test_the_floor_is_every_jobs_kind_floor_over_the_cores():
     result = benchmark.BenchmarkResult(
         cold_build=10.0, noop_build=0.5, contributor_loop=5.0, loop_jobs=3, load_average=0.0,
-        kind_floors=(benchmark.KindFloor("write_table", 28, 0.25), benchmark.KindFloor("figure", 9, 1.0)),
+        kind_floors=(benchmark.KindFloor("write_tables", 13, 0.25), benchmark.KindFloor("figure", 9, 1.0)),
         cores=4, grid_points=1, grid_throughput=1.0, validation_rows=1, validation_time=0.1)
-    assert result.jobs == 37
-    assert result.floor == pytest.approx((28 * 0.25 + 9 * 1.0) / min(4, os.cpu_count() or 1))
+    assert result.jobs == 22
+    assert result.floor == pytest.approx((13 * 0.25 + 9 * 1.0) / min(4, os.cpu_count() or 1))
     assert not result.targets()["every job kind's floor <= 0.5 s"]
     assert not any("test" in target for target in result.targets())  # the suites are timed with --tests only
     timed = replace(result, fast_tests=45.0, all_tests=200.0).targets()

@@ -363,7 +363,7 @@ def test_a_killed_build_recovers_on_a_plain_rerun(tmp_path):
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while not (root / "logs/tables/derived/table8_accounting.log").exists() and not list((root / ".snakemake").glob("incomplete/*")):
+        while not (root / "logs/tables/accounting.log").exists() and not list((root / ".snakemake").glob("incomplete/*")):
             assert time.monotonic() < deadline and build.poll() is None, "the build did not start its job"
             time.sleep(0.2)
         second = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", *target], cwd=root, env=env,

@@ -20,7 +20,7 @@ def planned(root):
     pytest.importorskip("snakemake_executor_plugin_slurm", reason="the slurm group is not installed (uv run --group slurm)")
     snakemake = Path(sys.executable).with_name("snakemake")
     run = subprocess.run([str(snakemake), "--profile", "profiles/slurm", "--workflow-profile", "none", "-n",
-                          "--forcerun", "table", "measure", TABLE], cwd=root, capture_output=True, text=True)
+                          "--forcerun", "tables_crossovers", "measure", TABLE], cwd=root, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     jobs = {}
     for block in re.split(r"\n(?=\[.*\]\nrule )", run.stdout + run.stderr):
@@ -38,7 +38,7 @@ def test_the_measured_leg_goes_to_a_gpu_partition_with_one_gpu(planned):
 
 
 def test_a_table_job_goes_to_the_cpu_partition(planned):
-    table = planned["table"]
+    table = planned["tables_crossovers"]
     assert table["slurm_partition"] == "cpu" and "gpu" not in table
     assert table["cpus_per_task"] == "1" and table["mem_mb"] == "4000" and table["runtime"] == "15"
 

@@ -111,3 +111,21 @@ def test_a_table_is_written_only_with_a_key_that_tells_its_rows_apart(tmp_path):
         Table("t", "T", "c", columns, rows, key=("device_id",))
     write_table(Table("t", "T", "c", columns, rows, key=("model_id", "batch")), [tmp_path / "t.csv"], folder_class="derived")
     assert keyed("model_id", "batch")(lambda: Table("t", "T", "c", columns, rows))().key == ("model_id", "batch")
+
+
+def test_every_table_is_in_exactly_one_family_of_its_modules_tables_reading_one_view(monkeypatch):
+    from kvwall import tables
+
+    grouped = tables.families()
+    written = [artifact for artifacts in grouped.values() for artifact in artifacts]
+    assert sorted(written) == sorted(tables.ARTIFACTS) and len(written) == len(set(written))
+    assert grouped["hardware"] == ("spec/table3_hardware", "derived/table3_ridge", "paper/table3",
+                                   "derived/placement_ceilings")  # registry order
+    assert grouped["deployments"] == ("derived/deployments",)
+    for family, artifacts in grouped.items():
+        assert {tables.module_of(artifact) for artifact in artifacts} == {f"kvwall.tables.{family}"}
+        assert len({tables.view_of(artifact) for artifact in artifacts}) == 1, family
+    # a module building tables of two views would make one job read two views: refused
+    monkeypatch.setattr(tables, "WHOLE_CATALOGUE", tables.WHOLE_CATALOGUE | {"paper/table3"})
+    with pytest.raises(ValueError, match=r"kvwall.tables.hardware builds tables of the views \['catalogue', 'paper'\]"):
+        tables.families()

@@ -1,39 +1,50 @@
-# Tables 1-8 and their companions: one job per artifact, each written as CSV, Markdown and LaTeX under
+# Tables 1-8 and their companions: one job per family of tables, each table written as CSV, Markdown and LaTeX under
 # tables/<evidence class>/ (tables/paper/ holds side-by-side views with each column's class marked).
-from kvwall.tables import ARTIFACTS, module_of, view_of
+from kvwall.tables import ARTIFACTS, families, module_of, view_of
 
 TABLE_ARTIFACTS = expand(
     "tables/{artifact}.{ext}", artifact=sorted(ARTIFACTS), ext=("csv", "md", "tex")
 )
 
 
-rule table:
-    input:
-        view=lambda w: VIEWS[view_of(f"{w.evidence}/{w.name}")],
-        script="workflow/scripts/write_table.py",
-        code=lambda w: kvwall_code(
-            "workflow/scripts/write_table.py", module_of(f"{w.evidence}/{w.name}")
-        ),
-    output:
-        csv=report(
-            "tables/{evidence}/{name}.csv",
+def table_outputs(artifacts):
+    """Each artifact's CSV (offered in Snakemake's report), Markdown and LaTeX, in turn."""
+    outputs = []
+    for artifact in artifacts:
+        evidence, name = artifact.split("/")
+        csv = report(
+            f"tables/{artifact}.csv",
             caption="../report/table.rst",
             category="Tables",
-            subcategory="{evidence}",
-            labels={"table": "{name}", "evidence": "{evidence}"},
-        ),
-        md="tables/{evidence}/{name}.md",
-        tex="tables/{evidence}/{name}.tex",
-    log:
-        "logs/tables/{evidence}/{name}.log",
-    wildcard_constraints:
-        evidence="spec|assumption|derived|reported|paper",
-        # only the registry's tables: other rules (the validation tables) write tables of their own
-        name="|".join(sorted({artifact.split("/")[1] for artifact in ARTIFACTS})),
-    conda:
-        "../envs/kvwall.yaml"
-    shell:
-        "python {input.script:q} {output:q} {input.view:q} {wildcards.evidence}/{wildcards.name} 2> {log:q}"
+            subcategory=evidence,
+            labels={"table": name, "evidence": evidence},
+        )
+        outputs += [csv, f"tables/{artifact}.md", f"tables/{artifact}.tex"]
+    return outputs
+
+
+# One job per family (the tables one module builds, kvwall.tables.families): whatever reruns one of them reruns all.
+for table_family, family_artifacts in families().items():
+
+    rule:
+        name:
+            f"tables_{table_family}"
+        input:
+            view=VIEWS[view_of(family_artifacts[0])],
+            script="workflow/scripts/write_tables.py",
+            code=kvwall_code(
+                "workflow/scripts/write_tables.py", module_of(family_artifacts[0])
+            ),
+        output:
+            table_outputs(family_artifacts),
+        log:
+            f"logs/tables/{table_family}.log",
+        conda:
+            "../envs/kvwall.yaml"
+        params:
+            artifacts=family_artifacts,
+        shell:
+            "python {input.script:q} {input.view:q} {params.artifacts:q} {output:q} 2> {log:q}"
 
 
 # The corpus of published configs as `kvwall import` reads them: one job over every config of the folder (and the

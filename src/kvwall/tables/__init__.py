@@ -97,6 +97,20 @@ def module_of(artifact: str) -> str:
     return f"kvwall.tables.{ARTIFACTS[artifact][0]}"
 
 
+def families() -> dict[str, tuple[str, ...]]:
+    """The table artifacts grouped by the module that builds them (its short name, e.g. ``hardware``), in registry
+    order: one job writes a family, since whatever reruns one of its tables (the module's code, the view it reads)
+    reruns the others too. A family reads one view."""
+    grouped: dict[str, list[str]] = {}
+    for artifact, (module, _function) in ARTIFACTS.items():
+        grouped.setdefault(module, []).append(artifact)
+    for module, artifacts in grouped.items():
+        views = {view_of(artifact) for artifact in artifacts}
+        if len(views) > 1:
+            raise ValueError(f"kvwall.tables.{module} builds tables of the views {sorted(views)}: one job reads one view")
+    return {module: tuple(artifacts) for module, artifacts in grouped.items()}
+
+
 def builder(artifact: str) -> Builder:
     """The function that builds ``artifact``; its module is imported only now."""
     module, function = ARTIFACTS[artifact]
