@@ -310,8 +310,9 @@ def test_kvwall_build_runs_snakemake_on_a_plain_configfile(tmp_path, monkeypatch
 
 @pytest.mark.slow
 def test_a_failed_job_changes_no_committed_artifact(tmp_path):
-    """A forced job-level failure (a table builder that raises) in a real build: the artifacts it would replace,
-    and every other committed file, stay as they were; the console names the restore in one line."""
+    """A forced job-level failure (a table builder that raises) in a real build: the artifacts it would replace (its
+    family's two tables, three files each), and every other committed file, stay as they were; the console names the
+    restore in one line."""
     root = repository_copy(tmp_path)
     module = root / "src/kvwall/tables/accounting.py"
     module.write_text(module.read_text() + "\n\ndef accounting(catalog, selections):\n    raise RuntimeError('forced')\n")
@@ -321,7 +322,7 @@ def test_a_failed_job_changes_no_committed_artifact(tmp_path):
                           cwd=root, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(root / "src")})
     assert done.returncode != 0
-    assert "kvwall: a job failed; 3 artifact(s) it would have replaced are kept as they were" in done.stderr
+    assert "kvwall: a job failed; 6 artifact(s) it would have replaced are kept as they were" in done.stderr
     after = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
     assert after == before
 

@@ -44,7 +44,7 @@ for table_family, family_artifacts in families().items():
         params:
             artifacts=family_artifacts,
         shell:
-            "python {input.script:q} {input.view:q} {params.artifacts:q} {output:q} 2> {log:q}"
+            "python {input.script:q} {output:q} {input.view:q} {params.artifacts:q} 2> {log:q}"
 
 
 # The corpus of published configs as `kvwall import` reads them: one job over every config of the folder (and the
