@@ -100,3 +100,44 @@ def test_a_fabric_that_holds_every_deployment_needs_no_scale_out(tmp_path):
 def test_an_unknown_id_in_a_config_file_suggests_the_closest(tmp_path):
     error = refusal(tmp_path, "config.yaml", replaced("reference_device: h100-sxm", "reference_device: h100-sxn"))
     assert error.reason.split(" (", 1)[1].startswith("did you mean h100-sxm")
+
+
+REFUSED_ROW = "nvidia_deepseek_r1_nvfp4_nvidia_deepseek_r1_nvfp4_b200_sxm_trtllm_agg_4000x1000_c224_tp4_epnone_1"
+
+
+@pytest.mark.parametrize("parameter, value, reason", [
+    ("notebook_batch", -3, "must be >= 1 (got -3)"),
+    ("notebook_batch", 8.5, "must be of type integer"),
+    ("notebook_tpot_max_ms", 0, "must be > 0"),
+    ("notebook_tpot_max_ms", "fast", "must be of type number (got str 'fast')"),
+    ("notebook_model", "llama-9", "model 'llama-9' is not in the catalogue (did you mean llama-3-8b"),
+    ("notebook_device", "b300x", "device 'b300x' is not in the catalogue (did you mean b300"),
+    ("notebook_where", "Table 9", "'Table 9' is not a place of the paper"),
+    ("notebook_point_id", "no-such-row", "'no-such-row' is not the id of a row of"),
+    ("notebook_moe_point_id", REFUSED_ROW, f"row {REFUSED_ROW!r} of"),
+])
+def test_a_notebook_parameter_that_names_nothing_is_refused_before_any_job_naming_the_command_line(parameter, value, reason):
+    document = read_yaml(CONFIG / "config.yaml")
+    with pytest.raises(SpecError) as caught:
+        check_inputs({**document, "config_dir": str(CONFIG), parameter: value}, str(CONFIG / "config.yaml"),
+                     serving_measurements=ROOT / "data" / "reported" / "serving-measurements.csv")
+    assert (caught.value.file, caught.value.key) == ("--config", parameter)
+    assert caught.value.reason.startswith(reason) and "\n" not in str(caught.value), str(caught.value)
+
+
+def test_an_unknown_notebook_parameter_is_refused_and_every_known_one_passes(tmp_path):
+    document = {**read_yaml(CONFIG / "config.yaml"), "config_dir": str(CONFIG)}
+    with pytest.raises(SpecError, match=r"^--config: \(top level\): unknown field\(s\): \('notebook_foo' was unexpected\)"):
+        check_inputs({**document, "notebook_foo": 3}, str(CONFIG / "config.yaml"))
+    given = {"notebook_model": "llama-3-8b", "notebook_device": "h100-sxm", "notebook_batch": 8, "notebook_context": 64000,
+             "notebook_gpus": 2, "notebook_isl": 2048, "notebook_osl": 512, "notebook_tpot_max_ms": 30.0,
+             "notebook_where": "Table 5",
+             "notebook_point_id": "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp4_ep1_507",
+             "notebook_moe_point_id": "2026_03_25_deepseek_r1_h200_sxm_trtllm_fp8_agg_1024x8192_c64_tp8_0_ep8_0_1240"}
+    check_inputs({**document, **given}, str(CONFIG / "config.yaml"))
+    # a parameter the config file itself holds is named with that file
+    config = tmp_path / "config.yaml"
+    config.write_text((CONFIG / "config.yaml").read_text(encoding="utf-8") + "notebook_batch: 0\n", encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        check_inputs({**read_yaml(config), "config_dir": str(CONFIG)}, str(config))
+    assert (caught.value.file, caught.value.key) == (str(config), "notebook_batch")

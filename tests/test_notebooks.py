@@ -68,6 +68,24 @@ def test_six_notebooks_each_with_a_parameters_cell_and_no_outputs():
                 assert cell["outputs"] == [] and cell["execution_count"] is None, path.name
 
 
+#: Parameters the workflow sets from its own paths (workflow/rules/notebooks.smk), never from --config.
+PATH_PARAMETERS = {"config_dir", "tables_dir", "printed_file", "captions_file", "measurements", "validation_map"}
+
+
+def test_every_notebook_parameter_is_a_config_key_the_front_door_checks():
+    import ast
+
+    from kvwall.inputs.loader import schema
+
+    checked = set(schema("notebook_parameters")["properties"])
+    given = set()
+    for path in SOURCES:
+        cell = next(c for c in load(path)["cells"] if "parameters" in c["metadata"].get("tags", []))
+        names = {target.id for node in ast.parse("".join(cell["source"])).body for target in node.targets}
+        given |= {f"notebook_{name}" for name in names - PATH_PARAMETERS}
+    assert given == checked
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_executed_notebook_ran_its_assertions_and_has_no_volatile_metadata(source):
     executed = load(EXECUTED / source.name)

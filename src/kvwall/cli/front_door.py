@@ -17,6 +17,7 @@ from typing import Mapping
 
 from kvwall.canonical.measured import FIT_FIELDS, PLATFORM_IDS
 from kvwall.canonical.tiers import FITS
+from kvwall.cli.notebook_parameters import check_notebook_parameters, without_notebook_parameters
 from kvwall.formats import FORMATS
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
@@ -174,12 +175,13 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
 
     ``stamp_dir`` lets the reported serving measurements skip a validation their bytes already passed.
     """
-    validate(config, "config", config_file)
+    workflow_config = without_notebook_parameters(config)
+    validate(workflow_config, "config", config_file)
     config_dir = Path(config["config_dir"])
     catalog = load_catalog(config_dir)
     if "device_assumptions" not in catalog.files:  # optional for a catalogue, not for the tables it builds
         raise SpecError(config_dir / DEVICE_ASSUMPTIONS_FILE, "", "file not found")
-    selections = load_workflow_config(config, catalog, config_file)
+    selections = load_workflow_config(workflow_config, catalog, config_file)
     _check_catalog(catalog)
     reported = load_reported(catalog.files["reported"])
     if not reported:
@@ -196,6 +198,8 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
     validation = load_validation_map(config_dir / VALIDATION_FILE, catalog)
     load_published_params(config_dir / PUBLISHED_PARAMS_FILE)
     check_serving_measurements(serving_measurements, stamp_dir)
+    check_notebook_parameters(config, config_file, catalog, config_dir / PRINTED_FILE, serving_measurements, validation,
+                              stamp_dir)
     return Inputs(catalog, selections, reported, tiers, measure, records, validation)
 
 
