@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import csv
+from importlib import metadata
 import os
 import re
 import shutil
@@ -124,6 +125,7 @@ class BenchmarkResult:
     plan_ranking: tuple[RankingScore, ...] = ()  # the cold build's plan_ranking_summary
     fast_tests: float | None = None  # s, `pytest -m "not slow"` in the checkout (with --tests)
     all_tests: float | None = None  # s, the whole suite in the checkout (with --tests)
+    extras: tuple[str, ...] = ()  # the optional extras installed in the environment measured (installed_extras)
 
     @property
     def parallelism(self) -> int:
@@ -247,6 +249,25 @@ def script_imports(script: Path) -> tuple[str, ...]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             modules.append(node.module)
     return tuple(modules)
+
+
+def installed_extras(distribution: str = "kvwall") -> tuple[str, ...]:
+    """The optional extras of ``distribution`` (pyproject.toml) whose every package is installed: the benchmark's
+    figures hold for the environment it ran in, and an extra's packages may change every job's imports."""
+    needed: dict[str, list[str]] = {extra: [] for extra in metadata.metadata(distribution).get_all("Provides-Extra") or ()}
+    for requirement in metadata.requires(distribution) or ():
+        extra = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", requirement)
+        if extra and extra[1] in needed:
+            needed[extra[1]].append(re.match(r"[A-Za-z0-9_.-]+", requirement)[0])
+
+    def installed(name: str) -> bool:
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            return False
+        return True
+
+    return tuple(extra for extra, names in needed.items() if names and all(installed(name) for name in names))
 
 
 def kind_floors(repo: Path, kinds: Counter[str]) -> tuple[KindFloor, ...]:
@@ -436,6 +457,7 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
         contributor_loop=loop,
         loop_jobs=jobs_run(loop_log),
         load_average=load,
+        extras=installed_extras(),
         kind_floors=kind_floors(repo, kinds),
         cores=cores,
         grid_points=round(points**0.5) ** 2,

@@ -580,6 +580,8 @@ def run_benchmark(args: argparse.Namespace) -> int:
         return 0
     print(f"kvwall benchmark: {result.jobs} jobs, --cores {result.cores}, {result.parallelism} at once on this machine; "
           f"all values measured; load average {result.load_average:.2f} before the builds")
+    print(f"  environment: {'extras ' + ', '.join(result.extras) + ' installed' if result.extras else 'no extras installed'}"
+          " (`uv run --frozen --extra jupyter kvwall benchmark` measures with the jupyter extra)")
     ratio = f"{result.cold_build / result.floor:.2f} x floor" if result.floor else "no jobs counted"
     print(f"  cold build (--forceall)   {result.cold_build:8.2f} s  ({ratio})")
     print(f"  device and model added    {result.contributor_loop:8.2f} s  ({result.loop_jobs} jobs rerun)")
