@@ -413,7 +413,7 @@ def test_job_kinds_are_the_scripts_and_notebooks_the_run_log_lists():
            "workflow/scripts/figure.py, src/kvwall/figures/style.py\n    output: figures/fig1.svg\n"
            "localrule tables_hardware:\n    input: .snakemake/kvwall-views/paper.pickle, workflow/scripts/write_tables.py\n"
            "rule tables_bounds:\n    input: workflow/scripts/write_tables.py, src/kvwall/render.py\n"
-           "localrule notebook_01:\n    input: notebooks/01_footprint.ipynb, tables/derived/table1.csv\n"
+           "localrule notebook_01:\n    input: notebooks/01_footprint.ipynb, tables/derived/table1.csv, workflow/scripts/notebook.py\n"
            "localrule validation_tables:\n    input: .snakemake/kvwall-views/serving.pickle, src/kvwall/render.py\n"
            "localrule all:\n    input: notebooks/executed/01_footprint.ipynb, figures/fig1.svg\n")
     assert benchmark.job_kinds(log) == {"figure": 1, "write_tables": 2, "notebook": 1, "validation_tables": 1}

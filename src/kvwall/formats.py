@@ -156,6 +156,7 @@ FORMATS: dict[str, Callable] = {
     "sci3": scientific(3),
     "giga2": giga(2),
     "percent0": percent(0),
+    "percent1": percent(1),
     "percent_signed1": percent_signed(1),
     "bits": bits,
     "ms0": milliseconds(0),

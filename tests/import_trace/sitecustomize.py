@@ -3,7 +3,7 @@
 Each time a process that runs a job imports a kvwall module, it appends one JSON line to $KVWALL_IMPORT_TRACE: the
 job's first output and the module's name. A job script of workflow/scripts/ takes its outputs first (its first
 argument); a Snakemake script job names its output through its ``snakemake`` object; a notebook's kernel is known by
-its parent, the papermill process, whose second argument is the executed notebook.
+its parent, the job script that runs papermill, whose first argument is the executed notebook.
 Each file under the job's directory that the process opens for reading is recorded the same way, as
 {"output": ..., "opened": path}. Imports and opens are recorded as they happen (an audit hook), since a kernel may
 be ended without running its exit handlers.
@@ -25,9 +25,9 @@ def _job_output():
             parent = [part.decode() for part in handle.read().split(b"\0") if part]
     except OSError:
         return None
-    notebooks = [part for part in parent if part.endswith(".ipynb")]
-    if any(part.endswith("papermill") for part in parent) and len(notebooks) >= 2:
-        return notebooks[1]
+    scripts = [i for i, part in enumerate(parent) if os.path.dirname(part).endswith(os.path.join("workflow", "scripts"))]
+    if scripts and len(parent) > scripts[0] + 1:
+        return parent[scripts[0] + 1]  # a kernel its job script (workflow/scripts/notebook.py) started
     return None
 
 

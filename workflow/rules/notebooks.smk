@@ -78,7 +78,8 @@ NOTEBOOKS = {
         "parameters": ("model", "device", "gpus", "isl", "osl", "tpot_max_ms"),
     },
 }
-# (folder, whether --config notebook_<name> parameters apply): the committed paper run, and re-derivations.
+# (folder, whether --config notebook_<name> parameters apply): the committed paper run, and re-derivations. Each job
+# runs papermill and nbstripout in one interpreter (workflow/scripts/notebook.py).
 NOTEBOOK_RUNS = (("executed", False), ("rederived", True))
 NOTEBOOK_ARTIFACTS = expand("notebooks/executed/{notebook}.ipynb", notebook=NOTEBOOKS)
 JUPYTER_PATH = "workflow/jupyter"
@@ -118,8 +119,11 @@ for (notebook_name, notebook_entry), (folder, parameters) in itertools.product(
             # checked content the view is (kvwall.inputs.views): a device or model outside them reruns nothing here.
             view=VIEWS[notebook_entry.get("view", "paper")],
             files=list(notebook_entry.get("files", {}).values()),
+            script="workflow/scripts/notebook.py",
             code=kvwall_code(
-                f"notebooks/{notebook_name}.ipynb", *notebook_entry.get("modules", ())
+                "workflow/scripts/notebook.py",
+                f"notebooks/{notebook_name}.ipynb",
+                *notebook_entry.get("modules", ()),
             ),
             config="config/config.yaml",
             kernel=f"{JUPYTER_PATH}/kernels/python3/kernel.json",
@@ -142,6 +146,5 @@ for (notebook_name, notebook_entry), (folder, parameters) in itertools.product(
             volatile=VOLATILE_NOTEBOOK_KEYS,
             jupyter_path=lambda wildcards, input: str(Path(input.kernel).parents[2]),
         shell:
-            "JUPYTER_PATH={params.jupyter_path:q} papermill {input.notebook} {output} -k python3 {params.options}"
-            " --no-progress-bar > {log} 2>&1"
-            " && nbstripout --keep-output --keep-count --extra-keys '{params.volatile}' {output} >> {log} 2>&1"
+            "JUPYTER_PATH={params.jupyter_path:q} python {input.script:q} {output:q} {input.notebook:q}"
+            " {params.volatile:q} -k python3 {params.options} > {log:q} 2>&1"

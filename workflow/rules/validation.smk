@@ -10,6 +10,7 @@ VALIDATION_TABLES = {
     "claim": "derived/serving_format_claim",
     "constants": "derived/serving_engine_constants",
     "error": "derived/serving_estimate_error",
+    "sources": "derived/serving_error_sources",
     "shares": "derived/serving_cost_shares",
     "claim_costs": "derived/serving_format_claim_costs",
 }

@@ -41,9 +41,9 @@ from kvwall.plan.search import Workload, best_within, frontier
 
 #: What a build needs even where git ignores it or there is no git checkout: these paths, where present.
 WORKFLOW_PATHS = ("Snakefile", "workflow", "config", "notebooks", "data")
-#: A notebook job starts papermill, which starts a kernel: two interpreters, each with these imports.
-NOTEBOOK_IMPORTS = (("papermill",), ("ipykernel.kernelapp",))
-#: The kind of a notebook job (every other job's kind is its script's name).
+#: A notebook job's script (workflow/scripts/notebook.py) starts a kernel: a second interpreter, with these imports.
+KERNEL_IMPORTS = ("ipykernel.kernelapp",)
+#: The kind of a notebook job.
 NOTEBOOK_KIND = "notebook"
 #: Targets: a job kind's floor at most 0.5 s, a cold build within 1.3x the floor and 25 s, a device and a model added
 #: and rebuilt within 10 s, a no-op rebuild within 1 s, at least 5e7 grid points per second, every reported serving
@@ -223,15 +223,12 @@ def jobs_run(log: str) -> int:
 
 def job_kinds(run_log: str) -> Counter[str]:
     """Jobs of a build per kind, from Snakemake's run log (.snakemake/log/): the job script its rule lists as an
-    input (``workflow/scripts/<kind>.py``), ``notebook`` where it lists a notebook of notebooks/, else the rule's
-    name (the target rule ``all`` aside)."""
+    input (``workflow/scripts/<kind>.py``), else the rule's name (the target rule ``all`` aside)."""
     kinds: Counter[str] = Counter()
     for rule, inputs in re.findall(r"^(?:local)?rule (\S+):\n    input: (.*)$", run_log, flags=re.MULTILINE):
         script = re.search(r"(?:^|, )workflow/scripts/(\w+)\.py(?:,|$)", inputs)
         if script:
             kinds[script[1]] += 1
-        elif re.search(r"(?:^|, )notebooks/[^/,]+\.ipynb(?:,|$)", inputs):
-            kinds[NOTEBOOK_KIND] += 1
         elif rule != "all":
             kinds[rule] += 1  # a ``script:`` rule does not list its script: it runs workflow/scripts/<rule>.py
     return kinds
@@ -271,13 +268,12 @@ def installed_extras(distribution: str = "kvwall") -> tuple[str, ...]:
 
 
 def kind_floors(repo: Path, kinds: Counter[str]) -> tuple[KindFloor, ...]:
-    """Each job kind's floor: a fresh interpreter importing what its script imports (a notebook: papermill's and
-    its kernel's two interpreters), the fastest of a few runs."""
+    """Each job kind's floor: a fresh interpreter importing what its script imports (a notebook's also starts its
+    kernel's), the fastest of a few runs."""
     def seconds(kind: str) -> float:
-        if kind == NOTEBOOK_KIND:
-            return sum(import_time(modules) for modules in NOTEBOOK_IMPORTS)
         script = repo / "workflow" / "scripts" / f"{kind}.py"
-        return import_time(script_imports(script) if script.is_file() else ())
+        kernel = import_time(KERNEL_IMPORTS) if kind == NOTEBOOK_KIND else 0.0
+        return import_time(script_imports(script) if script.is_file() else ()) + kernel
     return tuple(KindFloor(kind, jobs, seconds(kind)) for kind, jobs in sorted(kinds.items()))
 
 

@@ -9,6 +9,8 @@
 - tables/derived/serving_engine_constants: each engine's fitted constants (kvwall.validation.calibration);
 - tables/derived/serving_estimate_error: the estimate's error on points it did not see
   (kvwall.validation.estimate_error);
+- tables/derived/serving_error_sources: that error after corrections for more and more of what the rows record
+  (kvwall.validation.error_sources);
 - tables/derived/serving_cost_shares: the share of each named cost in the measured TPOT per engine, device and mode
   (kvwall.validation.cost_shares);
 - tables/derived/serving_format_claim_costs: the format claim's pairs priced with the calibrated named costs, what
@@ -266,6 +268,35 @@ def estimate_error(summary: pd.DataFrame) -> Table:
         "between which 80% of the points fall.",
         columns=_ERROR,
         rows=records(frame, _ERROR),
+        sources=(MEASUREMENTS_SOURCE,),
+    )
+
+
+_SOURCES = (
+    Column("step", "Corrected for"),
+    Column("points", "Points", "derived", "int", "count"),
+    Column("median_error", "Median |error|", "derived", "percent1", "ratio"),
+    Column("mean_error", "Mean |error|", "derived", "percent1", "ratio"),
+    Column("within_10", "Within 10%", "derived", "percent1", "ratio"),
+    Column("within_20", "Within 20%", "derived", "percent1", "ratio"),
+)
+
+
+@keyed("step")
+def error_sources(sources: pd.DataFrame) -> Table:
+    """The held-out agg TPOT error after each correction of kvwall.validation.error_sources."""
+    frame = sources.assign(**{c.name: sources[c.name].map(lambda v: rounded(float(v), 4))
+                              for c in _SOURCES if c.name not in ("step", "points")})
+    return Table(
+        id="serving_error_sources",
+        title="What the estimate's held-out TPOT error is made of",
+        caption=f"The grouped {FOLDS}-fold TPOT error of the calibrated estimate on agg points, then after a "
+        "log-linear correction fitted on the other folds to more and more of what the rows record: the deployment's "
+        "shape, then offsets per engine and model, engine and device, precision, layout, lengths and measurement "
+        "campaign. The shape is what a missing term of the decode step could use; the offsets are lookups no "
+        "datasheet gives.",
+        columns=_SOURCES,
+        rows=records(frame, _SOURCES),
         sources=(MEASUREMENTS_SOURCE,),
     )
 
