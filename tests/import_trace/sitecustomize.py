@@ -38,7 +38,9 @@ def _opened_for_reading(args) -> str | None:
         return None
     path = os.fsdecode(path)
     relative = os.path.relpath(os.path.abspath(path), os.getcwd())
-    return None if relative.startswith("..") else relative
+    # a folder opened to list it (importlib.metadata scans every folder of sys.path, a script's own among them) is not
+    # a file the job reads
+    return None if relative.startswith("..") or os.path.isdir(path) else relative
 
 
 def _record(event, args):

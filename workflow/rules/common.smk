@@ -1,4 +1,4 @@
-# Load, validate and cross-check every input before any rule runs (kvwall.cli.front_door, the loaders the jobs use):
+# Load, validate and cross-check every input before any job runs (kvwall.cli.front_door, the loaders the jobs use):
 # bad input stops here, with file, key and reason, and nothing under tables/ or figures/ is touched.
 import fcntl
 import glob
@@ -132,3 +132,20 @@ onerror:
             f"kvwall: a job failed; {restored} artifact(s) it would have replaced are kept as they were (see logs/)",
             file=sys.stderr,
         )
+
+
+# A table job's outputs (workflow/rules/tables.smk).
+def table_outputs(artifacts):
+    """Each artifact's CSV (offered in Snakemake's report), Markdown and LaTeX, in turn."""
+    outputs = []
+    for artifact in artifacts:
+        evidence, name = artifact.split("/")
+        csv = report(
+            f"tables/{artifact}.csv",
+            caption="../report/table.rst",
+            category="Tables",
+            subcategory=evidence,
+            labels={"table": name, "evidence": evidence},
+        )
+        outputs += [csv, f"tables/{artifact}.md", f"tables/{artifact}.tex"]
+    return outputs

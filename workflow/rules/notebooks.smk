@@ -120,10 +120,15 @@ for (notebook_name, notebook_entry), (folder, parameters) in itertools.product(
             view=VIEWS[notebook_entry.get("view", "paper")],
             files=list(notebook_entry.get("files", {}).values()),
             script="workflow/scripts/notebook.py",
-            code=kvwall_code(
-                "workflow/scripts/notebook.py",
-                f"notebooks/{notebook_name}.ipynb",
-                *notebook_entry.get("modules", ()),
+            # what the job script imports, and what the notebook's kernel does
+            code=sorted(
+                {
+                    *kvwall_code("workflow/scripts/notebook.py"),
+                    *kvwall_code(
+                        f"notebooks/{notebook_name}.ipynb",
+                        *notebook_entry.get("modules", ()),
+                    ),
+                }
             ),
             config="config/config.yaml",
             kernel=f"{JUPYTER_PATH}/kernels/python3/kernel.json",

@@ -7,22 +7,6 @@ TABLE_ARTIFACTS = expand(
 )
 
 
-def table_outputs(artifacts):
-    """Each artifact's CSV (offered in Snakemake's report), Markdown and LaTeX, in turn."""
-    outputs = []
-    for artifact in artifacts:
-        evidence, name = artifact.split("/")
-        csv = report(
-            f"tables/{artifact}.csv",
-            caption="../report/table.rst",
-            category="Tables",
-            subcategory=evidence,
-            labels={"table": name, "evidence": evidence},
-        )
-        outputs += [csv, f"tables/{artifact}.md", f"tables/{artifact}.tex"]
-    return outputs
-
-
 # One job per family (the tables one module builds, kvwall.tables.families): whatever reruns one of them reruns all.
 for table_family, family_artifacts in families().items():
 
