@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kvwall.cli.front_door import check_inputs
+from kvwall.cli.notebook_parameters import check_notebook_parameters
 from kvwall.inputs.loader import SpecError, read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,6 +104,23 @@ def test_an_unknown_id_in_a_config_file_suggests_the_closest(tmp_path):
 
 
 REFUSED_ROW = "nvidia_deepseek_r1_nvfp4_nvidia_deepseek_r1_nvfp4_b200_sxm_trtllm_agg_4000x1000_c224_tp4_epnone_1"
+MEASUREMENTS = ROOT / "data" / "reported" / "serving-measurements.csv"
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """The checked inputs, and a stamp folder in which the measurements are validated once for the module."""
+    stamps = tmp_path_factory.mktemp("stamps")
+    checked = check_inputs({**read_yaml(CONFIG / "config.yaml"), "config_dir": str(CONFIG)}, str(CONFIG / "config.yaml"),
+                           serving_measurements=MEASUREMENTS, stamp_dir=stamps)
+    return checked, stamps
+
+
+def notebook_check(inputs, parameters: dict) -> None:
+    checked, stamps = inputs
+    config = {**read_yaml(CONFIG / "config.yaml"), "config_dir": str(CONFIG), **parameters}
+    check_notebook_parameters(config, str(CONFIG / "config.yaml"), checked.catalog, CONFIG / "paper" / "printed.yaml",
+                              MEASUREMENTS, checked.validation, stamps)
 
 
 @pytest.mark.parametrize("parameter, value, reason", [
@@ -116,28 +134,30 @@ REFUSED_ROW = "nvidia_deepseek_r1_nvfp4_nvidia_deepseek_r1_nvfp4_b200_sxm_trtllm
     ("notebook_point_id", "no-such-row", "'no-such-row' is not the id of a row of"),
     ("notebook_moe_point_id", REFUSED_ROW, f"row {REFUSED_ROW!r} of"),
 ])
-def test_a_notebook_parameter_that_names_nothing_is_refused_before_any_job_naming_the_command_line(parameter, value, reason):
-    document = read_yaml(CONFIG / "config.yaml")
+def test_a_notebook_parameter_that_names_nothing_is_refused_naming_the_command_line(inputs, parameter, value, reason):
     with pytest.raises(SpecError) as caught:
-        check_inputs({**document, "config_dir": str(CONFIG), parameter: value}, str(CONFIG / "config.yaml"),
-                     serving_measurements=ROOT / "data" / "reported" / "serving-measurements.csv")
+        notebook_check(inputs, {parameter: value})
     assert (caught.value.file, caught.value.key) == ("--config", parameter)
     assert caught.value.reason.startswith(reason) and "\n" not in str(caught.value), str(caught.value)
 
 
-def test_an_unknown_notebook_parameter_is_refused_and_every_known_one_passes(tmp_path):
+def test_every_known_notebook_parameter_passes(inputs):
+    notebook_check(inputs, {
+        "notebook_model": "llama-3-8b", "notebook_device": "h100-sxm", "notebook_batch": 8, "notebook_context": 64000,
+        "notebook_gpus": 2, "notebook_isl": 2048, "notebook_osl": 512, "notebook_tpot_max_ms": 30.0,
+        "notebook_where": "Table 5",
+        "notebook_point_id": "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp4_ep1_507",
+        "notebook_moe_point_id": "2026_03_25_deepseek_r1_h200_sxm_trtllm_fp8_agg_1024x8192_c64_tp8_0_ep8_0_1240"})
+
+
+def test_the_check_before_any_job_refuses_an_unknown_notebook_parameter_and_names_the_file_that_holds_one(inputs, tmp_path):
+    stamps = inputs[1]
     document = {**read_yaml(CONFIG / "config.yaml"), "config_dir": str(CONFIG)}
     with pytest.raises(SpecError, match=r"^--config: \(top level\): unknown field\(s\): \('notebook_foo' was unexpected\)"):
-        check_inputs({**document, "notebook_foo": 3}, str(CONFIG / "config.yaml"))
-    given = {"notebook_model": "llama-3-8b", "notebook_device": "h100-sxm", "notebook_batch": 8, "notebook_context": 64000,
-             "notebook_gpus": 2, "notebook_isl": 2048, "notebook_osl": 512, "notebook_tpot_max_ms": 30.0,
-             "notebook_where": "Table 5",
-             "notebook_point_id": "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp4_ep1_507",
-             "notebook_moe_point_id": "2026_03_25_deepseek_r1_h200_sxm_trtllm_fp8_agg_1024x8192_c64_tp8_0_ep8_0_1240"}
-    check_inputs({**document, **given}, str(CONFIG / "config.yaml"))
+        check_inputs({**document, "notebook_foo": 3}, str(CONFIG / "config.yaml"), stamp_dir=stamps)
     # a parameter the config file itself holds is named with that file
     config = tmp_path / "config.yaml"
     config.write_text((CONFIG / "config.yaml").read_text(encoding="utf-8") + "notebook_batch: 0\n", encoding="utf-8")
     with pytest.raises(SpecError) as caught:
-        check_inputs({**read_yaml(config), "config_dir": str(CONFIG)}, str(config))
+        check_inputs({**read_yaml(config), "config_dir": str(CONFIG)}, str(config), stamp_dir=stamps)
     assert (caught.value.file, caught.value.key) == (str(config), "notebook_batch")
