@@ -3,6 +3,8 @@ estimate and the TTFT bound, or with an engine's calibrated estimate of both (kv
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from kvwall.inputs.catalog import Catalog
@@ -10,9 +12,11 @@ from kvwall.inputs.deployment import Deployment, ServingInputs, load_serving_inp
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.first_token import first_token_bound
 from kvwall.model.step_time import device_step
-from kvwall.plan.calibrated import PlanCalibration, calibrated_prefill, calibrated_tpot, calibrated_ttft, planned_points
 from kvwall.plan.disagg import PrefillLayout
 from kvwall.plan.search import LayoutCurve, Workload, layout_curves
+
+if TYPE_CHECKING:
+    from kvwall.plan.calibrated import PlanCalibration
 
 
 def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, gpus: int, workload: Workload,
@@ -34,6 +38,9 @@ def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, 
         def first_token_seconds(d: Deployment, prompt: float, batches: np.ndarray) -> np.ndarray:
             return np.full(batches.shape, float(first_token_bound(model, d, prompt, bandwidth, peak)))
     else:
+        # pandas and the fitted constants' tables: only where an engine's calibration prices the plan
+        from kvwall.plan.calibrated import calibrated_tpot, calibrated_ttft, planned_points
+
         def priced(d: Deployment, batches: np.ndarray):
             return planned_points(model, d, device, peak, serving, workload.decode_context, batches,
                                   workload.input_tokens, workload.output_tokens, mode)
@@ -56,6 +63,8 @@ def prefill_layouts(catalog: Catalog, model: Model, device: Device, precision: s
     serving = serving or load_serving_inputs(catalog)
     peak, bandwidth = device.dense_flops[precision], device.hbm_bandwidth
     one = np.ones(1)
+    if fit is not None:
+        from kvwall.plan.calibrated import calibrated_prefill, calibrated_ttft, planned_points
     found = []
     for curve in plan_curves(catalog, model, device, precision, gpus, workload, engine, serving, None):
         d = curve.deployment
