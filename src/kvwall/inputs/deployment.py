@@ -16,7 +16,7 @@ from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.engines import AUTO, ENGINES, PARAMETERS, EngineMemory
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.reader import SpecError
 from kvwall.inputs.specs import Device, Fabric, Model, Sourced, WeightFormats
 from kvwall.units import DTYPE_BYTES, dtype_bytes
 
