@@ -44,7 +44,7 @@ def _printed_places(printed_file: str | Path) -> list[str]:
 def _check_row(row_id: str, key: str, source: str, catalog: Catalog, measurements: str | Path,
                validation: ValidationMap, stamp_dir: str | Path | None) -> None:
     """``row_id`` is a row of ``measurements`` that kvwall understands (maps and holds against its bound)."""
-    from kvwall.validation.points import evaluate  # pandas and the model: only where a row is named
+    from kvwall.validation.points import evaluate  # the model: only where a row is named
 
     rows = read_serving_measurements(measurements, stamp_dir)
     row = rows[rows["id"] == row_id]

@@ -48,8 +48,7 @@ def _categories(points: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
         "precision": recorded["precision"].fillna("").astype(str),
         "layout": layout[0].str.cat(layout[1:], sep=" "),
         "lengths": points["isl"].astype(int).astype(str) + "/" + points["osl"].astype(int).astype(str),
-        "campaign": recorded["measured_on"].fillna("not recorded").astype(str) if "measured_on" in recorded
-        else "not recorded",
+        "campaign": recorded["measured_on"].fillna("not recorded").astype(str),
     }, index=points.index)
 
 
