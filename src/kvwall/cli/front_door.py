@@ -9,7 +9,6 @@ relies on across files are checked. A missing file is an error like any other.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from kvwall.inputs.published_params import PUBLISHED_PARAMS_FILE, load_published
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported
 from kvwall.inputs.serving import SERVING_MEASUREMENTS, check_serving_measurements
+from kvwall.inputs.stamps import mark_passed, passed, stamp_name
 from kvwall.inputs.validation_map import VALIDATION_FILE, ValidationMap, load_validation_map
 from kvwall.inputs.views import View, restricted, selected_ids
 from kvwall.measure.config import MODES, MeasureConfig, load_measure_config
@@ -140,12 +140,12 @@ PACKAGE_SOURCES = Path(__file__).resolve().parents[1]
 
 
 def _below_bound_stamp(files: list[Path]) -> str:
-    """A name for these inputs and the package's code, as a validation of the measurements reads them."""
-    digest = hashlib.sha256()
-    for path in (*files, *sorted(PACKAGE_SOURCES.rglob("*.py"))):
-        digest.update(str(path.relative_to(PACKAGE_SOURCES) if path.is_relative_to(PACKAGE_SOURCES) else path.name).encode())
-        digest.update(path.read_bytes())
-    return "below-bound-" + digest.hexdigest()
+    """The stamp of these inputs and the package's code, as a validation of the measurements reads them."""
+    def parts():
+        for path in (*files, *sorted(PACKAGE_SOURCES.rglob("*.py"))):
+            yield str(path.relative_to(PACKAGE_SOURCES) if path.is_relative_to(PACKAGE_SOURCES) else path.name).encode()
+            yield path.read_bytes()
+    return stamp_name(parts(), prefix="below-bound-")
 
 
 def check_below_bound(catalog: Catalog, serving_measurements: str | Path, validation_file: str | Path,
@@ -156,17 +156,15 @@ def check_below_bound(catalog: Catalog, serving_measurements: str | Path, valida
     package's code skips it."""
     files = [Path(f) for name, f in sorted(catalog.files.items()) if Path(f).is_file()]
     files += [Path(serving_measurements), Path(validation_file)]
-    stamp = Path(stamp_dir) / _below_bound_stamp(files) if stamp_dir is not None else None
-    if stamp is not None and stamp.is_file():
+    stamp = _below_bound_stamp(files)
+    if passed(stamp_dir, stamp):
         return
     try:
         validate_file(serving_measurements, validation_file, catalog, stamp_dir)
     except UndocumentedBelowBound as error:
         file, key, reason = str(error).split(": ", 2)
         raise SpecError(file, key, reason) from None
-    if stamp is not None:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
+    mark_passed(stamp_dir, stamp)
 
 
 def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RECORDS_DIR,

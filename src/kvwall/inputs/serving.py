@@ -11,7 +11,6 @@ validated again, so that the workflow's check before every build stays quick.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import math
@@ -21,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from kvwall.inputs.loader import SpecError, schema, validate
+from kvwall.inputs.stamps import mark_passed, passed, stamp_name
 
 #: The reported serving measurements of the repository (data/reported/README.md).
 SERVING_MEASUREMENTS = "data/reported/serving-measurements.csv"
@@ -42,9 +42,8 @@ def _cell(text: str):
 
 
 def _stamp(content: bytes) -> str:
-    """A name for these bytes checked against this schema."""
-    checked = json.dumps(schema("serving_measurements"), sort_keys=True).encode() + content
-    return hashlib.sha256(checked).hexdigest()
+    """The stamp of these bytes checked against this schema."""
+    return stamp_name((json.dumps(schema("serving_measurements"), sort_keys=True).encode(), content))
 
 
 def _text(path: Path) -> tuple[bytes, str]:
@@ -80,14 +79,12 @@ def _read_checked(path: Path, stamp_dir: str | Path | None) -> tuple[str, list[d
     rows None where ``stamp_dir`` holds the stamp of these bytes (already checked: not parsed again). Without a
     ``stamp_dir`` every read checks."""
     content, text = _text(path)
-    stamp = Path(stamp_dir) / _stamp(content) if stamp_dir is not None else None
-    if stamp is not None and stamp.is_file():
+    stamp = _stamp(content)
+    if passed(stamp_dir, stamp):
         return text, None
     rows = _rows(text, path)
     _validate(rows, path)
-    if stamp is not None:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
+    mark_passed(stamp_dir, stamp)
     return text, rows
 
 
