@@ -30,3 +30,20 @@ def test_installed_format_libraries_are_not_imported_with_the_schema_checks(tmp_
     assert lines[0].startswith("refused: devices.yaml") and "evidence" in lines[0]  # the checks still run
     assert lines[1] == "imported while loading: []"
     assert lines[2] == "imported later: ['rfc3987_syntax.imported', 'webcolors.imported']"
+
+
+def test_a_notebook_job_imports_papermill_and_nbstripout_without_the_format_libraries(tmp_path):
+    """Both read notebooks through nbformat, which imports jsonschema itself: the job script imports it first."""
+    from pathlib import Path
+
+    from kvwall.cli.benchmark import script_imports
+
+    script = Path(__file__).resolve().parents[1] / "workflow" / "scripts" / "notebook.py"
+    imports = script_imports(script)
+    assert imports.index("kvwall.inputs.schema_library") < min(imports.index("nbstripout"), imports.index("papermill.cli"))
+    for name in FORMAT_LIBRARIES:
+        (tmp_path / f"{name}.py").write_text(f"import pathlib\npathlib.Path({str(tmp_path)!r}, '{name}.imported').touch()\n")
+    statement = "; ".join(f"import {module}" for module in imports) + "; import nbformat.validator"
+    subprocess.run([sys.executable, "-c", statement], env={"PYTHONPATH": str(tmp_path), "PATH": ""}, check=True)
+    # requests, which papermill imports, needs idna itself (a dependency of the default environment too)
+    assert sorted(p.name for p in tmp_path.glob("*.imported")) == ["idna.imported"]
