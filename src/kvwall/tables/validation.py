@@ -235,16 +235,23 @@ def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
     )
 
 
+def _error_statistics(fmt: str) -> tuple[Column, ...]:
+    """The columns of kvwall.validation.estimate_error.error_statistics, the percentages printed as ``fmt``."""
+    return (
+        Column("points", "Points", "derived", "int", "count"),
+        Column("median_error", "Median |error|", "derived", fmt, "ratio"),
+        Column("mean_error", "Mean |error|", "derived", fmt, "ratio"),
+        Column("within_10", "Within 10%", "derived", fmt, "ratio"),
+        Column("within_20", "Within 20%", "derived", fmt, "ratio"),
+    )
+
+
 _ERROR = (
     Column("scheme", "Predicted"),
     Column("quantity", "Quantity"),
     Column("backend", "Engine"),
     Column("mode", "Mode"),
-    Column("points", "Points", "derived", "int", "count"),
-    Column("median_error", "Median |error|", "derived", "percent0", "ratio"),
-    Column("mean_error", "Mean |error|", "derived", "percent0", "ratio"),
-    Column("within_10", "Within 10%", "derived", "percent0", "ratio"),
-    Column("within_20", "Within 20%", "derived", "percent0", "ratio"),
+    *_error_statistics("percent0"),
     Column("measured_over_estimate_p10", "Measured / estimate, 10th pct", "derived", "times2", "ratio"),
     Column("measured_over_estimate_p90", "Measured / estimate, 90th pct", "derived", "times2", "ratio"),
 )
@@ -272,14 +279,7 @@ def estimate_error(summary: pd.DataFrame) -> Table:
     )
 
 
-_SOURCES = (
-    Column("step", "Corrected for"),
-    Column("points", "Points", "derived", "int", "count"),
-    Column("median_error", "Median |error|", "derived", "percent1", "ratio"),
-    Column("mean_error", "Mean |error|", "derived", "percent1", "ratio"),
-    Column("within_10", "Within 10%", "derived", "percent1", "ratio"),
-    Column("within_20", "Within 20%", "derived", "percent1", "ratio"),
-)
+_SOURCES = (Column("step", "Corrected for"), *_error_statistics("percent1"))
 
 
 @keyed("step")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kvwall.validation.estimate_error import grouped_folds
+from kvwall.validation.estimate_error import error_statistics, grouped_folds
 
 #: The shape of a deployment as numbers, each a function of the points' frame.
 SHAPE = {
@@ -86,8 +86,5 @@ def error_sources(points: pd.DataFrame, rows: pd.DataFrame, tpot_ms: pd.Series) 
             for name in added:
                 columns += list(pd.get_dummies(categories[name], dtype=float).to_numpy().T)
             corrected = residual - _held_out_fit(np.column_stack(columns), residual, folds)
-        error = np.abs(np.exp(-corrected) - 1.0)  # |estimate x exp(fit) / measured - 1|
-        out.append({"step": step, "points": int(error.size), "median_error": float(np.median(error)),
-                    "mean_error": float(error.mean()), "within_10": float((error <= 0.10).mean()),
-                    "within_20": float((error <= 0.20).mean())})
+        out.append({"step": step, **error_statistics(np.abs(np.exp(-corrected) - 1.0))})  # |estimate x exp(fit) / measured - 1|
     return pd.DataFrame(out)

@@ -96,11 +96,16 @@ def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, lat
     }
 
 
+def error_statistics(error: pd.Series | np.ndarray) -> dict[str, float]:
+    """Points, median and mean of the absolute percentage errors ``error``, and the shares within 10% and 20%."""
+    error = np.asarray(error, dtype=float)
+    return {"points": int(error.size), "median_error": float(np.median(error)), "mean_error": float(error.mean()),
+            "within_10": float((error <= 0.10).mean()), "within_20": float((error <= 0.20).mean())}
+
+
 def _summary(error: pd.Series, ratio: pd.Series) -> dict[str, float]:
     low, high = np.quantile(ratio.to_numpy(dtype=float), BAND)
-    return {"points": int(error.size), "median_error": float(error.median()), "mean_error": float(error.mean()),
-            "within_10": float((error <= 0.10).mean()), "within_20": float((error <= 0.20).mean()),
-            "measured_over_estimate_p10": float(low), "measured_over_estimate_p90": float(high)}
+    return {**error_statistics(error), "measured_over_estimate_p10": float(low), "measured_over_estimate_p90": float(high)}
 
 
 def error_summary(points: pd.DataFrame, measured: pd.DataFrame, predicted: dict[str, pd.DataFrame]) -> pd.DataFrame:
