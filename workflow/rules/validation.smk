@@ -11,6 +11,7 @@ VALIDATION_TABLES = {
     "constants": "derived/serving_engine_constants",
     "error": "derived/serving_estimate_error",
     "sources": "derived/serving_error_sources",
+    "repeatability": "derived/serving_repeatability",
     "shares": "derived/serving_cost_shares",
     "claim_costs": "derived/serving_format_claim_costs",
 }

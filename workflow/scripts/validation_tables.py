@@ -16,6 +16,7 @@ from kvwall.validation.cost_shares import cost_shares
 from kvwall.validation.error_sources import error_sources
 from kvwall.validation.estimate_error import FOLDS, assess, measured_times
 from kvwall.validation.held_out_claim import held_out_speedups
+from kvwall.validation.repeatability import repeatability
 from kvwall.validation.run import load_validation
 
 *outputs, view_path, validated = sys.argv[1:]
@@ -35,6 +36,7 @@ built = {
     "derived/serving_estimate_error": tables.estimate_error(summary),
     "derived/serving_error_sources": tables.error_sources(
         error_sources(result.understood, rows, predicted[f"grouped {FOLDS}-fold"]["tpot"])),
+    "derived/serving_repeatability": tables.repeatability(repeatability(result.understood, rows)),
     "derived/serving_cost_shares": tables.cost_shares(
         cost_shares(result.understood, rows.loc[result.understood.index, "silicon_tpot_ms"], calibrations,
                     vmap.tokens_per_step)),

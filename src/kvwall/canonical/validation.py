@@ -32,6 +32,7 @@ VALIDATION_TABLE_INPUTS = (
     "derived/plan_ranking_summary",
     "derived/serving_format_claim_costs",
     "derived/serving_error_sources",
+    "derived/serving_repeatability",
 )
 _BOUNDS_SOURCE = ("kvwall.validation.points: TPOT bound = max(bytes / β, FLOPs / F) per GPU at the batch that fits; "
                   "tables/derived/serving_bounds.csv")
@@ -237,7 +238,9 @@ def _ranking(summary: pd.DataFrame) -> Block:
                  "disagreement stays with what each ranking put first), at the group's median measured TPOT and at "
                  "no limit (loosest); the calibrated estimate as grouped cross-validation predicts it, folds of whole "
                  "groups; the last column: the mean over the groups of the measured rate of the estimate's first "
-                 "layout over the measured first layout's.")
+                 "layout over the measured first layout's. A second measurement: the measured ranking against the same "
+                 "points measured again, each TPOT times a ratio of two measurements of one deployment (8.11), 200 "
+                 "draws: what an estimate as good as measuring again would score.")
 
 
 _ERROR_SOURCES_SOURCE = ("kvwall.validation.error_sources: the grouped 5-fold agg TPOT residual ln(measured / estimate) "
@@ -265,6 +268,34 @@ def _error_sources(frame: pd.DataFrame) -> Block:
                  "hold.")
 
 
+_REPEATABILITY_SOURCE = ("kvwall.validation.repeatability: TPOT ratios of two different measurements of one agg "
+                         "configuration; tables/derived/serving_repeatability.csv")
+
+
+def _repeatability(frame: pd.DataFrame) -> Block:
+    """How far two measurements of one deployment differ: the noise the layout ranking is held against."""
+    record = frame.to_dict("records")[0]
+    label = "Agg configurations measured more than once"
+    return Block("How far two measurements of one deployment differ", (Row(label, (
+        _count("s8.repeatability.configurations", "Configurations measured more than once", record["configurations"],
+               _REPEATABILITY_SOURCE),
+        _count("s8.repeatability.listed-twice", "Rows that repeat another row's TPOT and TTFT exactly",
+               record["listed_twice"], _REPEATABILITY_SOURCE),
+        _count("s8.repeatability.pairs", "Ordered pairs of two different measurements", record["pairs"],
+               _REPEATABILITY_SOURCE),
+        Number("s8.repeatability.median", "Median |TPOT ratio - 1| of two measurements", float(record["median_distance"]),
+               "ratio", f"{record['median_distance']:.1%}", "derived", _REPEATABILITY_SOURCE),
+        Number("s8.repeatability.within-10", "Pairs of measurements within 10% of each other",
+               float(record["within_10"]), "ratio", f"{record['within_10']:.0%}", "derived", _REPEATABILITY_SOURCE),
+        Number("s8.repeatability.within-20", "Pairs of measurements within 20% of each other",
+               float(record["within_20"]), "ratio", f"{record['within_20']:.0%}", "derived", _REPEATABILITY_SOURCE))),),
+        header="Measurements", columns=("Configurations", "Listed twice", "Pairs", "Median |ratio - 1|", "Within 10%",
+                                        "Within 20%"),
+        note="A configuration is an agg deployment at one concurrency; a row that repeats another's TPOT and TTFT "
+        "exactly is one measurement listed twice and gives no pair. The layout ranking's last rows (8.8) re-measure "
+        "every point with these ratios.")
+
+
 def validation_section(tables: Mapping[str, pd.DataFrame]) -> Section:
     """§8 from the validation tables."""
     bounds = tables["derived/serving_bounds"]
@@ -290,5 +321,6 @@ def validation_section(tables: Mapping[str, pd.DataFrame]) -> Section:
             _ranking(tables["derived/plan_ranking_summary"]),
             _claim_costs(tables["derived/serving_format_claim_costs"]),
             _error_sources(tables["derived/serving_error_sources"]),
+            _repeatability(tables["derived/serving_repeatability"]),
         ),
     )

@@ -38,6 +38,7 @@ from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.validation.run import validate, validate_file
 from kvwall.plan.curves import plan_curves
 from kvwall.plan.search import Workload, best_within, frontier
+from kvwall.plan.proof import SECOND
 
 #: What a build needs even where git ignores it or there is no git checkout: these paths, where present.
 WORKFLOW_PATHS = ("Snakefile", "workflow", "config", "notebooks", "data")
@@ -63,7 +64,8 @@ PLAN_CANDIDATES = 100_000
 PLAN_SECONDS = 1.0
 #: `kvwall plan` against the measurements, from the cold build's tables/derived/plan_ranking_summary: at the median
 #: TPOT limit of every measured group, each estimate's first layout is the measurements' in at least PLAN_TOP1 of the
-#: groups, and the median rank correlation is at least PLAN_RANK_CORRELATION.
+#: groups, and the median rank correlation is at least PLAN_RANK_CORRELATION. The summary's second measurement of the
+#: same points is printed beside them as what measuring again scores, and held to no target.
 PLAN_RANKING_TABLE = "tables/derived/plan_ranking_summary.csv"
 PLAN_RANKING_LIMIT = "median"
 PLAN_TOP1, PLAN_RANK_CORRELATION = 0.70, 0.8
@@ -155,7 +157,7 @@ class BenchmarkResult:
             f"kvwall measure --quick <= {MEASURE_QUICK_SECONDS:g} s": self.measure_quick <= MEASURE_QUICK_SECONDS,
             f"plan search of >= {PLAN_CANDIDATES:.0e} candidates < {PLAN_SECONDS:g} s".replace("e+0", "e"):
                 self.plan_candidates >= PLAN_CANDIDATES and self.plan_time < PLAN_SECONDS,
-            **{target: ok for score in self.plan_ranking if score.limit == PLAN_RANKING_LIMIT
+            **{target: ok for score in self.plan_ranking if score.limit == PLAN_RANKING_LIMIT and score.estimate != SECOND
                for target, ok in (
                    (f"plan picks the measured first layout ({score.estimate}, {score.limit} TPOT limit) >= "
                     f"{PLAN_TOP1:.0%}", score.top1_agreement >= PLAN_TOP1),

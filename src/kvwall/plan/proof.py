@@ -14,12 +14,17 @@ instead, an estimate above it at the slowest point of a layout would drop that p
 the measurements only). Top-1 agreement: both rankings put the same layout first; the rank correlation is Spearman's
 (ties at their mean rank), undefined where either ranking is all ties; and what the estimate's first layout costs
 where it is not the measurements': its measured rate over the measured first layout's.
+
+What the measurements allow an estimate at most: the measured ranking against a second measurement of the same
+points, each point's TPOT times the ratio of two measurements of one deployment, drawn from the data's own repeats
+(kvwall.validation.repeatability), ranked as an estimate is. An estimate that ranks as well as measuring again is as
+good as the measurements can tell.
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
+from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
@@ -27,15 +32,17 @@ import pandas as pd
 
 from kvwall.validation.estimate_error import grouped_folds, held_out, measured_times
 
-#: The columns that make a group, and those that tell its layouts apart.
+#: The columns that make a group (its layouts told apart by layout_name).
 GROUP = ("model", "device", "backend", "weight_format", "isl", "osl")
-LAYOUT = ("devices", "tp", "pp", "dp", "moe_ep")
 #: Each TPOT limit as the quantile of the group's measured TPOT it sits at; None: no limit.
 LIMITS = {"median": 0.5, "loosest": None}
 
 
 #: The estimates ranked, and the column of the points each one's TPOT is in (ms).
 ESTIMATES = {"datasheet": "tpot_estimate_ms", "calibrated, held out": "tpot_calibrated_ms"}
+#: The measurements ranked against themselves measured again, the draws of a second measurement, and their seed
+#: (numpy's PCG64 draws the same integers on every machine).
+SECOND, DRAWS, SEED = "a second measurement", 200, 0
 
 
 def layout_name(row: pd.Series) -> str:
@@ -50,22 +57,85 @@ def held_out_tpot(points: pd.DataFrame, rows: pd.DataFrame, tokens: float) -> pd
     return held_out(points, measured_times(points, rows), tokens, grouped_folds(points, GROUP))["tpot"]
 
 
-def rank_correlation(first: pd.Series, second: pd.Series) -> float:
-    """Pearson's correlation of two rankings (Spearman's on the values ranked), exact: ranks are multiples of 1/2,
-    so the sums are computed in fractions and rounded once, the same on every machine."""
-    x, y = [Fraction(v) for v in first], [Fraction(v) for v in second]
-    n = len(x)
-    mx, my = sum(x) / n, sum(y) / n
-    covariance = sum((a - mx) * (b - my) for a, b in zip(x, y))
-    spread = sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in y)
-    return float(covariance) / math.sqrt(float(spread))
+def _doubled_ranks(values: np.ndarray) -> np.ndarray:
+    """Twice each value's rank along the last axis, ties at their mean rank: integers."""
+    from scipy.stats import rankdata  # here: the jobs that import the proof's names without ranking skip scipy
+
+    return np.rint(2.0 * rankdata(values, method="average", axis=-1)).astype(np.int64)
 
 
-def _best_per_layout(group: pd.DataFrame, tpot_ms: str, limit: float) -> pd.Series:
-    """Per layout, the most tokens per second per GPU among its points with ``tpot_ms`` within ``limit``."""
-    within = group[group[tpot_ms] <= limit]
-    rate = within["in_flight"] / (within[tpot_ms] / 1e3) / within["devices"]
-    return rate.groupby(within["layout"]).max()
+def rank_correlation(first, second) -> np.ndarray | float:
+    """Pearson's correlation of two rankings (Spearman's on the values ranked) along the last axis, exact: with twice
+    the ranks as integers, covariance = S_xy / 4n and the spread's product = S_xx S_yy / 16 n^2 are each rounded once
+    (integers far below 2^53), the same on every machine; NaN where either ranking is all ties."""
+    x, y = _doubled_ranks(np.asarray(first, dtype=float)), _doubled_ranks(np.asarray(second, dtype=float))
+    n = x.shape[-1]
+    sxy = n * (x * y).sum(axis=-1) - x.sum(axis=-1) * y.sum(axis=-1)
+    sxx, syy = n * (x * x).sum(axis=-1) - x.sum(axis=-1) ** 2, n * (y * y).sum(axis=-1) - y.sum(axis=-1) ** 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = (sxy / (4 * n)) / np.sqrt((sxx * syy) / (16 * n * n))
+    return float(rho) if np.ndim(rho) == 0 else rho
+
+
+def _rates(tpot_ms: np.ndarray, in_flight: np.ndarray, devices: np.ndarray, layout: np.ndarray, layouts: int,
+           limit: float) -> np.ndarray:
+    """Per row of ``tpot_ms`` (one TPOT per point) and layout, the most tokens per second per GPU among the layout's
+    points within ``limit``; NaN where none is."""
+    rate = np.where(tpot_ms <= limit, in_flight / (tpot_ms / 1e3) / devices, -np.inf)
+    best = np.stack([rate[:, layout == code].max(axis=1) for code in range(layouts)], axis=1)
+    return np.where(np.isfinite(best), best, np.nan)
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One measured group's points as arrays: their layouts (codes into ``names``), concurrency, GPUs, measured
+    TPOT (ms) and index in the agg points."""
+
+    names: np.ndarray
+    layout: np.ndarray
+    in_flight: np.ndarray
+    devices: np.ndarray
+    tpot_ms: np.ndarray
+    positions: np.ndarray
+
+
+def _groups(points: pd.DataFrame):
+    """The agg points, and each group (GROUP) of them at two layouts or more, with its key, in sorted order."""
+    agg = points[points["mode"] == "agg"]
+    layouts = agg.apply(layout_name, axis=1) if not agg.empty else pd.Series(dtype=object)
+    found = []
+    positions = pd.Series(np.arange(len(agg)), index=agg.index)
+    for key, group in agg.groupby(list(GROUP), sort=True):
+        names, layout = np.unique(layouts.loc[group.index].to_numpy(dtype=str), return_inverse=True)
+        if names.size < 2:
+            continue
+        found.append((key, _Group(names, layout, group["in_flight"].to_numpy(dtype=float),
+                                  group["devices"].to_numpy(dtype=float), group["tpot_ms"].to_numpy(dtype=float),
+                                  positions.loc[group.index].to_numpy())))
+    return agg, found
+
+
+def _limit(group: _Group, quantile: float | None) -> float:
+    return math.inf if quantile is None else float(np.quantile(group.tpot_ms, quantile))
+
+
+def _scores(group: _Group, other_tpot_ms: np.ndarray, limit: float) -> dict | None:
+    """The measured ranking of ``group``'s layouts at ``limit`` against each row of ``other_tpot_ms`` (a TPOT per
+    point): per row, the first layouts, whether they agree, the rank correlation and the rates; None where fewer than
+    two layouts have a measured point within the limit."""
+    measured = _rates(group.tpot_ms[None, :], group.in_flight, group.devices, group.layout, group.names.size, limit)[0]
+    ranked = np.flatnonzero(~np.isnan(measured))
+    if ranked.size < 2:
+        return None
+    measured = measured[ranked]
+    other = np.nan_to_num(_rates(other_tpot_ms, group.in_flight, group.devices, group.layout, group.names.size,
+                                 limit)[:, ranked], nan=0.0)
+    first, others_first = int(np.argmax(measured)), np.argmax(other, axis=1)
+    return {"layouts": int(ranked.size), "measured_best": group.names[ranked[first]],
+            "estimate_best": group.names[ranked[others_first]], "top1_agrees": others_first == first,
+            "rank_correlation": rank_correlation(np.broadcast_to(measured, other.shape), other),
+            "measured_best_rate": float(measured[first]), "estimate_of_measured_best": other[:, first],
+            "measured_of_estimate_best": measured[others_first]}
 
 
 def rankings(points: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:
@@ -74,32 +144,41 @@ def rankings(points: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:
 
     ``points``: understood points with the measured ``tpot_ms``; ``estimates``: each estimate's name and the column
     of ``points`` holding its TPOT (ms; a point it does not predict is NaN and never within a limit)."""
-    agg = points[points["mode"] == "agg"].copy()
-    agg["layout"] = agg.apply(layout_name, axis=1) if not agg.empty else pd.Series(dtype=object)
+    agg, groups = _groups(points)
     found = []
-    for key, group in agg.groupby(list(GROUP), sort=True):
-        if group["layout"].nunique() < 2:
-            continue
+    for key, group in groups:
         for (estimate, column), (limit_name, quantile) in product(estimates.items(), LIMITS.items()):
-            limit = math.inf if quantile is None else float(np.quantile(group["tpot_ms"].to_numpy(dtype=float), quantile))
-            measured = _best_per_layout(group, "tpot_ms", limit)
-            if measured.size < 2:
+            limit = _limit(group, quantile)
+            scores = _scores(group, agg[column].to_numpy(dtype=float)[group.positions][None, :], limit)
+            if scores is None:
                 continue
-            estimated = _best_per_layout(group, column, limit).reindex(measured.index).fillna(0.0)
-            measured_rank, estimated_rank = measured.rank(), estimated.rank()
-            defined = measured_rank.nunique() > 1 and estimated_rank.nunique() > 1
-            found.append({
-                "estimate": estimate, **dict(zip(GROUP, key)), "limit": limit_name,
-                "tpot_limit_ms": limit if math.isfinite(limit) else np.nan,
-                "layouts": int(measured.size),
-                "measured_best": measured.idxmax(), "estimate_best": estimated.idxmax(),
-                "top1_agrees": bool(measured.idxmax() == estimated.idxmax()),
-                "rank_correlation": rank_correlation(measured_rank, estimated_rank) if defined else np.nan,
-                "measured_best_rate": float(measured.max()),
-                "estimate_of_measured_best": float(estimated[measured.idxmax()]),
-                "measured_of_estimate_best": float(measured[estimated.idxmax()]),
-            })
-    return pd.DataFrame(found)
+            found.append({"estimate": estimate, **dict(zip(GROUP, key)), "limit": limit_name,
+                          "tpot_limit_ms": limit if math.isfinite(limit) else np.nan,
+                          **{name: value[0] if isinstance(value, np.ndarray) else value for name, value in scores.items()}})
+    ranked = pd.DataFrame(found)
+    return ranked.assign(top1_agrees=ranked["top1_agrees"].astype(bool)) if found else ranked
+
+
+def second_measurement(points: pd.DataFrame, ratios: np.ndarray, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
+    """Per limit, the measured rankings against a second measurement of the same points, in the summary's columns
+    (estimate SECOND): ``draws`` times, each agg point's measured TPOT times a ratio drawn from ``ratios`` (of two
+    measurements of one deployment, kvwall.validation.repeatability), ranked as an estimate is; the shares, the
+    median and the mean are over every group of every draw (``groups``: the groups of one draw)."""
+    agg, groups = _groups(points)
+    drawn = np.random.default_rng(seed).integers(0, ratios.size, size=(draws, len(agg)))
+    remeasured = agg["tpot_ms"].to_numpy(dtype=float)[None, :] * ratios[drawn]
+    rows = []
+    for limit_name, quantile in LIMITS.items():
+        scored = [(group, s) for group in (g for _, g in groups)
+                  if (s := _scores(group, remeasured[:, group.positions], _limit(group, quantile))) is not None]
+        agrees = np.concatenate([s["top1_agrees"] for _, s in scored])
+        rho = np.concatenate([s["rank_correlation"] for _, s in scored])
+        pick = np.concatenate([s["measured_of_estimate_best"] / s["measured_best_rate"] for _, s in scored])
+        rows.append({"estimate": SECOND, "limit": limit_name, "groups": len(scored),
+                     "top1_agreement": float(np.count_nonzero(agrees)) / agrees.size,
+                     "median_rank_correlation": float(np.median(rho[~np.isnan(rho)])),
+                     "mean_rate_of_pick": math.fsum(pick) / pick.size})
+    return pd.DataFrame(rows)
 
 
 def summary(ranked: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:

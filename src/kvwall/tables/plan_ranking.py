@@ -4,7 +4,7 @@
   layouts ranked by measured and by estimated tokens per second per GPU, the first of each, whether they agree and
   the rank correlation;
 - tables/derived/plan_ranking_summary: per limit, the share of groups whose first layouts agree and the median
-  rank correlation.
+  rank correlation, for each estimate and for a second measurement of the same points.
 """
 
 from __future__ import annotations
@@ -79,7 +79,12 @@ def ranking_summary(summary: pd.DataFrame) -> Table:
         title="The estimate's layout rankings against the measurements', in summary",
         caption="Over the groups of tables/derived/plan_ranking, per estimate and TPOT limit: the share whose first layouts agree, "
         "the median rank correlation, and the mean over the groups of the measured rate of the estimate's first "
-        "layout over the measured first layout's (100%: it picks a layout as fast as the best). " + _BASIS,
+        "layout over the measured first layout's (100%: it picks a layout as fast as the best). " + _BASIS + " The "
+        "last rows rank a second measurement of the same points as an estimate: each point's measured TPOT times the "
+        "ratio of two measurements of one deployment, drawn from the file's own repeats "
+        "(tables/derived/serving_repeatability), in 200 draws, the shares, median and mean over every group of every "
+        "draw: how often measuring again picks the same layout, what an estimate as good as a second measurement "
+        "would score.",
         columns=_SUMMARY,
         rows=records(summary, _SUMMARY),
         sources=(MEASUREMENTS_SOURCE,),

@@ -11,6 +11,8 @@
   (kvwall.validation.estimate_error);
 - tables/derived/serving_error_sources: that error after corrections for more and more of what the rows record
   (kvwall.validation.error_sources);
+- tables/derived/serving_repeatability: how far two measurements of one deployment differ
+  (kvwall.validation.repeatability);
 - tables/derived/serving_cost_shares: the share of each named cost in the measured TPOT per engine, device and mode
   (kvwall.validation.cost_shares);
 - tables/derived/serving_format_claim_costs: the format claim's pairs priced with the calibrated named costs, what
@@ -297,6 +299,38 @@ def error_sources(sources: pd.DataFrame) -> Table:
         "datasheet gives.",
         columns=_SOURCES,
         rows=records(frame, _SOURCES),
+        sources=(MEASUREMENTS_SOURCE,),
+    )
+
+
+_REPEATABILITY = (
+    Column("mode", "Mode"),
+    Column("configurations", "Configurations", "derived", "int", "count"),
+    Column("rows", "Rows", "derived", "int", "count"),
+    Column("listed_twice", "Listed twice", "derived", "int", "count"),
+    Column("pairs", "Pairs", "derived", "int", "count"),
+    Column("median_distance", "Median |ratio - 1|", "derived", "percent1", "ratio"),
+    Column("within_10", "Within 10%", "derived", "percent0", "ratio"),
+    Column("within_20", "Within 20%", "derived", "percent0", "ratio"),
+    Column("low", "Ratio, 10th pct", "derived", "fixed3", "ratio"),
+    Column("high", "Ratio, 90th pct", "derived", "fixed3", "ratio"),
+)
+
+
+@keyed("mode")
+def repeatability(summary: dict[str, float]) -> Table:
+    """The serving measurements' repeatability (kvwall.validation.repeatability), in one row."""
+    return Table(
+        id="serving_repeatability",
+        title="How far two measurements of one deployment differ",
+        caption="The agg configurations (a deployment at one concurrency) that the shared serving measurements hold "
+        "more than once, and over every ordered pair of two different measurements of one configuration, their ratio "
+        "of measured TPOT: the median distance from 1, the shares within 10% and 20%, and the 10th and 90th "
+        "percentiles. Rows that repeat another row's TPOT and TTFT exactly are one measurement listed twice and give "
+        "no pair. The ranking of layouts is held against these ratios (tables/derived/plan_ranking_summary).",
+        columns=_REPEATABILITY,
+        rows=records(pd.DataFrame([{name: rounded(value, 4) if isinstance(value, float) else value
+                                    for name, value in summary.items()}]), _REPEATABILITY),
         sources=(MEASUREMENTS_SOURCE,),
     )
 
