@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kvwall.plan.proof import SECOND, layout_name, rank_correlation, rankings, second_measurement, summary
+from kvwall.plan.proof import DRAWS, SECOND, layout_name, rank_correlation, rankings, second_measurement, summary
 
 
 def _points(layouts):
@@ -173,3 +173,19 @@ def test_the_ranking_figure_draws_every_group_and_prints_each_strips_top1_share(
     save(figure, [tmp_path / "a.svg"])
     save(draw(ranked), [tmp_path / "b.svg"])
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+
+
+def test_the_readmes_ranking_table_is_the_built_summary(root):
+    summary = pd.read_csv(root / "tables/derived/plan_ranking_summary.csv").set_index(["estimate", "limit"])
+    readme = (root / "README.md").read_text(encoding="utf-8")
+
+    def cell(estimate, limit):
+        row = summary.loc[(estimate, limit)]
+        return f"{row['top1_agreement']:.0%}, {row['median_rank_correlation']:.2f}, {row['mean_rate_of_pick']:.0%}"
+
+    for estimate in dict.fromkeys(summary.index.get_level_values("estimate")):
+        assert f"| {estimate} | {cell(estimate, 'median')} | {cell(estimate, 'loosest')} |" in readme, estimate
+    # the sentences that read the second measurement's draws and first-layout share
+    prose = " ".join(readme.split())
+    assert f"drawn ({DRAWS} draws) from the file's own repeats" in prose
+    assert f"Measuring again picks the same first layout in {summary.loc[(SECOND, 'median'), 'top1_agreement']:.0%}" in prose

@@ -65,3 +65,15 @@ def test_the_built_table_counts_what_the_shared_file_holds():
     assert int(built["listed_twice"]) == agg.duplicated([*deployment, "silicon_tpot_ms", "silicon_ttft_ms"]).sum() == 228
     assert float(built["within_10"]) == pytest.approx(0.7478, abs=1e-4)
     assert float(built["low"]) < 1.0 < float(built["high"])
+
+
+def test_the_readme_says_what_the_built_table_holds():
+    with (ROOT / "tables/derived/serving_repeatability.csv").open(encoding="utf-8") as handle:
+        built = next(csv.DictReader(handle))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (f"{int(built['configurations'])} agg deployments at one concurrency measured more than once, "
+            f"{int(built['pairs'])} ordered pairs of different measurements, {float(built['within_10']):.0%} of them "
+            f"within 10% of each other; {int(built['listed_twice'])} rows repeat") in readme
+    assert (f"({int(built['listed_twice'])}, the same measurement under two ids)" in readme
+            and f"The median pair differs by {float(built['median_distance']):.1%}, but only "
+                f"{float(built['within_10']):.0%} of the pairs are within 10%" in readme)

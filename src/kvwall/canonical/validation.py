@@ -239,8 +239,8 @@ def _ranking(summary: pd.DataFrame) -> Block:
                  "no limit (loosest); the calibrated estimate as grouped cross-validation predicts it, folds of whole "
                  "groups; the last column: the mean over the groups of the measured rate of the estimate's first "
                  "layout over the measured first layout's. A second measurement: the measured ranking against the same "
-                 "points measured again, each TPOT times a ratio of two measurements of one deployment (8.11), 200 "
-                 "draws: what an estimate as good as measuring again would score.")
+                 "points measured again, each TPOT times a ratio of two measurements of one deployment drawn from the "
+                 "file's repeats (tables/derived/serving_repeatability), over many draws: what an estimate as good as measuring again would score.")
 
 
 _ERROR_SOURCES_SOURCE = ("kvwall.validation.error_sources: the grouped 5-fold agg TPOT residual ln(measured / estimate) "
@@ -292,8 +292,8 @@ def _repeatability(frame: pd.DataFrame) -> Block:
         header="Measurements", columns=("Configurations", "Listed twice", "Pairs", "Median |ratio - 1|", "Within 10%",
                                         "Within 20%"),
         note="A configuration is an agg deployment at one concurrency; a row that repeats another's TPOT and TTFT "
-        "exactly is one measurement listed twice and gives no pair. The layout ranking's last rows (8.8) re-measure "
-        "every point with these ratios.")
+        "exactly is one measurement listed twice and gives no pair. The layout ranking's second measurement "
+        "re-measures every point with these ratios.")
 
 
 def validation_section(tables: Mapping[str, pd.DataFrame]) -> Section:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kvwall.plan.proof import DRAWS
 from kvwall.render import Column, Table, keyed
 from kvwall.tables.validation import MEASUREMENTS_SOURCE, records
 
@@ -82,8 +83,8 @@ def ranking_summary(summary: pd.DataFrame) -> Table:
         "layout over the measured first layout's (100%: it picks a layout as fast as the best). " + _BASIS + " The "
         "last rows rank a second measurement of the same points as an estimate: each point's measured TPOT times the "
         "ratio of two measurements of one deployment, drawn from the file's own repeats "
-        "(tables/derived/serving_repeatability), in 200 draws, the shares, median and mean over every group of every "
-        "draw: how often measuring again picks the same layout, what an estimate as good as a second measurement "
+        f"(tables/derived/serving_repeatability), in {DRAWS} draws, the shares, median and mean over every group of "
+        "every draw: how often measuring again picks the same layout, what an estimate as good as a second measurement "
         "would score.",
         columns=_SUMMARY,
         rows=records(summary, _SUMMARY),

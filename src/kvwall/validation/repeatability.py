@@ -20,18 +20,14 @@ from kvwall.validation.points import GROUP
 CONFIGURATION = (*GROUP, "in_flight")
 
 
-def _agg_configurations(points: pd.DataFrame, rows: pd.DataFrame):
+def _agg_configurations(points: pd.DataFrame, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each agg point's configuration (a code, in sorted order) and its measured (TPOT, TTFT)."""
     agg = points[points["mode"] == "agg"]
     measured = rows.loc[agg.index, ["silicon_tpot_ms", "silicon_ttft_ms"]].to_numpy(dtype=float)
-    codes = agg.groupby(list(CONFIGURATION), sort=True).ngroup().to_numpy()
-    return codes, measured
+    return agg.groupby(list(CONFIGURATION), sort=True).ngroup().to_numpy(), measured
 
 
-def repeat_ratios(points: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray:
-    """The measured TPOT of one measurement over another's, for every ordered pair of two different measurements of
-    one configuration, in the order of the configurations and of the points; ``points``: understood points of
-    ``rows`` (kvwall.validation.points)."""
-    codes, measured = _agg_configurations(points, rows)
+def _ratios(codes: np.ndarray, measured: np.ndarray) -> np.ndarray:
     ratios = []
     for code in np.unique(codes[np.bincount(codes)[codes] > 1]):
         tpot_ttft = measured[codes == code]
@@ -41,14 +37,21 @@ def repeat_ratios(points: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray:
     return np.array(ratios, dtype=float)
 
 
+def repeat_ratios(points: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray:
+    """The measured TPOT of one measurement over another's, for every ordered pair of two different measurements of
+    one configuration, in the order of the configurations and of the points; ``points``: understood points of
+    ``rows`` (kvwall.validation.points)."""
+    return _ratios(*_agg_configurations(points, rows))
+
+
 def repeatability(points: pd.DataFrame, rows: pd.DataFrame) -> dict[str, float]:
-    """The mode (agg), the agg configurations measured more than once, their rows, the rows that repeat another row's TPOT and TTFT
-    exactly, the ordered pairs of different measurements, and of their TPOT ratios: the median |ratio - 1|, the
-    shares within 10% and 20%, and the 10th and 90th percentiles."""
+    """The mode (agg), the agg configurations measured more than once, their rows, the rows that repeat another row's
+    TPOT and TTFT exactly, the ordered pairs of different measurements, and of their TPOT ratios: the median
+    |ratio - 1|, the shares within 10% and 20%, and the 10th and 90th percentiles."""
     codes, measured = _agg_configurations(points, rows)
     repeated = np.bincount(codes)[codes] > 1
     listed_twice = pd.DataFrame(measured).assign(code=codes).duplicated().to_numpy()
-    ratios = repeat_ratios(points, rows)
+    ratios = _ratios(codes, measured)
     distance = np.abs(ratios - 1.0)
     return {"mode": "agg", "configurations": int(np.unique(codes[repeated]).size), "rows": int(repeated.sum()),
             "listed_twice": int(listed_twice.sum()), "pairs": int(ratios.size),
