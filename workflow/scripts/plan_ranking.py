@@ -9,7 +9,7 @@ import sys
 
 import pandas as pd
 
-from kvwall.plan.proof import ESTIMATES, held_out_tpot, rankings, second_measurement, summary
+from kvwall.plan.proof import DRAWS, ESTIMATES, held_out_tpot, rankings, second_measurement, summary
 from kvwall.render import write_table
 from kvwall.tables.plan_ranking import ranking, ranking_summary
 from kvwall.validation.repeatability import repeat_ratios
@@ -21,6 +21,6 @@ points = result.understood.assign(tpot_ms=rows["silicon_tpot_ms"],
                                   tpot_calibrated_ms=held_out_tpot(result.understood, rows, vmap.tokens_per_step))
 ranked = rankings(points, ESTIMATES)
 write_table(ranking(ranked), outputs[:3], folder_class="derived")
-remeasured = second_measurement(points, repeat_ratios(result.understood, rows))
-write_table(ranking_summary(pd.concat([summary(ranked, ESTIMATES), remeasured], ignore_index=True)), outputs[3:],
-            folder_class="derived")
+remeasured = second_measurement(points, repeat_ratios(result.understood, rows), DRAWS)
+scores = pd.concat([summary(ranked, ESTIMATES), remeasured], ignore_index=True)
+write_table(ranking_summary(scores, DRAWS), outputs[3:], folder_class="derived")

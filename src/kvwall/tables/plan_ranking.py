@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kvwall.plan.proof import DRAWS
 from kvwall.render import Column, Table, keyed
 from kvwall.tables.validation import MEASUREMENTS_SOURCE, records
 
@@ -73,8 +72,9 @@ _SUMMARY = (
 
 
 @keyed("estimate", "limit")
-def ranking_summary(summary: pd.DataFrame) -> Table:
-    """Per estimate and limit, top-1 agreement and the median rank correlation over the groups."""
+def ranking_summary(summary: pd.DataFrame, draws: int) -> Table:
+    """Per estimate and limit, top-1 agreement and the median rank correlation over the groups; ``draws``: the draws
+    of the second measurement (kvwall.plan.proof.second_measurement)."""
     return Table(
         id="plan_ranking_summary",
         title="The estimate's layout rankings against the measurements', in summary",
@@ -83,7 +83,7 @@ def ranking_summary(summary: pd.DataFrame) -> Table:
         "layout over the measured first layout's (100%: it picks a layout as fast as the best). " + _BASIS + " The "
         "last rows rank a second measurement of the same points as an estimate: each point's measured TPOT times the "
         "ratio of two measurements of one deployment, drawn from the file's own repeats "
-        f"(tables/derived/serving_repeatability), in {DRAWS} draws, the shares, median and mean over every group of "
+        f"(tables/derived/serving_repeatability), in {draws} draws, the shares, median and mean over every group of "
         "every draw: how often measuring again picks the same layout, what an estimate as good as a second measurement "
         "would score.",
         columns=_SUMMARY,

@@ -9,7 +9,9 @@ Rules, as the measurements' columns define them (data/reported/README.md):
   blank, the concurrency in the row id (``_c<N>_``) is shared evenly over ``decode_num_workers x DP`` ranks (rounded
   down, so that the bound stays a bound);
 - an ``agg`` row whose id's concurrency is not ``batch_size x DP`` (``batch_size`` x TP with DP blank, in 20 rows) ran
-  a layout the row does not record, and is refused;
+  a layout the row does not record, and is refused; so is an ``agg`` row whose id names its engine's GPUs and EP
+  (``_tp<N>_ep<M>_``, N = TP x PP x DP wherever the columns agree with it) other than its columns do (193 rows of one
+  campaign, whose columns give the engine N x M GPUs: 40 repeat another row's TPOT and TTFT at the id's layout);
 - a blank pipeline or attention-data-parallel size is 1, a blank expert size the rest of the engine's GPUs;
 - the GPUs of an engine are TP x PP x DP (attention data parallelism replicates attention over DP groups of TP
   GPUs), and for a mixture-of-experts model the expert layout must cover the same GPUs: MoE-TP x EP = TP x PP x DP.
@@ -70,6 +72,10 @@ def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
     reason[unknown & ~disagg] = "the concurrency is not given (batch_size blank)"
     unrecorded = ~disagg & concurrency_in_id.notna() & in_flight.notna() & (in_flight != concurrency_in_id) & reason.isna()
     reason[unrecorded] = "a layout the row does not record: its id's concurrency is not batch_size x attention DP"
+    named = rows["id"].str.extract(r"_tp(\d+)(?:_0)?_ep(\d+)(?:_0)?_").apply(pd.to_numeric, errors="coerce")
+    contradicted = ~disagg & named[0].notna() & reason.isna() & (
+        (named[0] != devices) | (layout["moe_ep"].notna() & (named[1] != layout["moe_ep"])))
+    reason[contradicted] = "a layout the row does not record: its id's _tp<N>_ep<M>_ names other GPUs or EP"
     too_few = in_flight.lt(1) & reason.isna()
     reason[too_few] = "fewer requests in flight than decode ranks: no sequence per rank"
     return pd.DataFrame(
