@@ -23,49 +23,40 @@ def _measured(configurations):
     return pd.DataFrame(points), pd.DataFrame(rows)
 
 
-# b = 8 measured three times, one of them listed twice (the same TPOT and TTFT); b = 16 once.
-POINTS, ROWS = _measured({8: [(10.0, 100.0), (10.0, 100.0), (12.0, 90.0)], 16: [(14.0, 120.0)]})
+# b = 8 measured three times (a row that lists another's measurement again is refused before, tests/test_copies);
+# b = 16 once.
+POINTS, ROWS = _measured({8: [(10.0, 100.0), (12.0, 90.0), (15.0, 95.0)], 16: [(14.0, 120.0)]})
 
 
-def test_two_different_measurements_give_a_ratio_each_way_and_a_row_listed_twice_none():
-    # pairs (0, 2), (1, 2), (2, 0), (2, 1): 10 / 12 twice, 12 / 10 twice; (0, 1) is one measurement listed twice
-    assert repeat_ratios(POINTS, ROWS) == pytest.approx([10 / 12, 10 / 12, 1.2, 1.2])
+def test_every_ordered_pair_of_two_measurements_gives_a_ratio():
+    # pairs (0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1), in the order of the points
+    assert repeat_ratios(POINTS, ROWS) == pytest.approx([10 / 12, 10 / 15, 1.2, 12 / 15, 1.5, 15 / 12])
 
 
 def test_the_summary_by_hand():
     summary = repeatability(POINTS, ROWS)
-    assert (summary["configurations"], summary["rows"], summary["listed_twice"], summary["pairs"]) == (1, 3, 1, 4)
-    # |ratio - 1|: 1/6, 1/6, 0.2, 0.2
-    assert summary["median_distance"] == pytest.approx((1 / 6 + 0.2) / 2)
-    assert summary["within_10"] == 0.0 and summary["within_20"] == 1.0
-    assert summary["low"] == pytest.approx(10 / 12) and summary["high"] == pytest.approx(1.2)
-
-
-def test_the_same_tpot_with_another_ttft_is_a_second_measurement():
-    points, rows = _measured({8: [(10.0, 100.0), (10.0, 110.0)]})
-    assert list(repeat_ratios(points, rows)) == [1.0, 1.0]
-    assert repeatability(points, rows)["listed_twice"] == 0
+    assert (summary["configurations"], summary["rows"], summary["pairs"]) == (1, 3, 6)
+    # |ratio - 1|, sorted: 1/6, 0.2, 0.2, 0.25, 1/3, 0.5; the median between 0.2 and 0.25
+    assert summary["median_distance"] == pytest.approx(0.225)
+    assert summary["within_10"] == 0.0 and summary["within_20"] == pytest.approx(0.5)
+    # the ratios sorted: 2/3, 0.8, 5/6, 1.2, 1.25, 1.5; the 10th percentile at 0.5 of the way from 2/3 to 0.8, the
+    # 90th at 0.5 of the way from 1.25 to 1.5 (numpy's linear interpolation at position 0.1 x 5)
+    assert summary["low"] == pytest.approx((2 / 3 + 0.8) / 2) and summary["high"] == pytest.approx(1.375)
 
 
 def test_disagg_points_and_other_deployments_are_not_compared():
-    other = POINTS.assign(tp=[2, 4, 2, 2], mode=["agg", "agg", "agg", "disagg"])
-    # b = 8 at TP2: rows 0 and 2 (10 / 12 and 12 / 10); row 1 is TP4, row 3 disagg
-    assert sorted(repeat_ratios(other, ROWS)) == pytest.approx([10 / 12, 1.2])
+    other = POINTS.assign(tp=[2, 4, 2, 2], mode=["agg", "agg", "disagg", "agg"])
+    # b = 8 at TP2 and agg: rows 0 and 2 are TP2, but row 2 is disagg; row 1 is TP4: no configuration twice
+    assert repeat_ratios(other, ROWS).size == 0
+    # rows 0 and 2 both agg at TP2: 10 / 15 and 15 / 10
+    assert sorted(repeat_ratios(POINTS.assign(tp=[2, 4, 2, 2]), ROWS)) == pytest.approx([10 / 15, 1.5])
 
 
 def test_the_built_table_counts_what_the_shared_file_holds():
     with (ROOT / "tables/derived/serving_repeatability.csv").open(encoding="utf-8") as handle:
         built = next(csv.DictReader(handle))
-    assert (int(built["configurations"]), int(built["rows"]), int(built["pairs"])) == (330, 802, 912)
-    # the rows listed twice, counted on the file as read: an understood agg row (no refusal reason in the bounds
-    # table) whose deployment, TPOT and TTFT another such row has
-    raw = pd.read_csv(ROOT / "data/reported/serving-measurements.csv")
-    bounds = pd.read_csv(ROOT / "tables/derived/serving_bounds.csv")
-    agg = raw[(raw["mode"] == "agg") & raw["id"].isin(bounds.loc[bounds["reason"].isna(), "id"])]
-    deployment = ["model_path", "system", "backend", "gemm_quant_mode", "isl", "osl", "batch_size", "tp_size", "pp_size",
-                  "attention_dp_size", "moe_tp_size", "moe_ep_size"]
-    assert int(built["listed_twice"]) == agg.duplicated([*deployment, "silicon_tpot_ms", "silicon_ttft_ms"]).sum() == 203
-    assert float(built["within_10"]) == pytest.approx(0.7478, abs=1e-4)
+    assert (int(built["configurations"]), int(built["rows"]), int(built["pairs"])) == (221, 490, 650)
+    assert float(built["within_10"]) == pytest.approx(0.7769, abs=1e-4)
     assert float(built["low"]) < 1.0 < float(built["high"])
 
 
@@ -74,8 +65,7 @@ def test_the_readme_says_what_the_built_table_holds():
         built = next(csv.DictReader(handle))
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert (f"{int(built['configurations'])} agg deployments at one concurrency measured more than once, "
-            f"{int(built['pairs'])} ordered pairs of different measurements, {float(built['within_10']):.0%} of them "
-            f"within 10% of each other; {int(built['listed_twice'])} rows repeat") in readme
-    assert (f"({int(built['listed_twice'])}, the same measurement under two ids)" in readme
-            and f"The median pair differs by {float(built['median_distance']):.1%}, but only "
-                f"{float(built['within_10']):.0%} of the pairs are within 10%" in readme)
+            f"{int(built['pairs'])} ordered pairs of two measurements, {float(built['within_10']):.0%} of them "
+            f"within 10% of each other") in readme
+    assert (f"The median pair differs by {float(built['median_distance']):.1%}, but only "
+            f"{float(built['within_10']):.0%} of the pairs are within 10%" in readme)

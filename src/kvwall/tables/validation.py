@@ -307,7 +307,6 @@ _REPEATABILITY = (
     Column("mode", "Mode"),
     Column("configurations", "Configurations", "derived", "int", "count"),
     Column("rows", "Rows", "derived", "int", "count"),
-    Column("listed_twice", "Listed twice", "derived", "int", "count"),
     Column("pairs", "Pairs", "derived", "int", "count"),
     Column("median_distance", "Median |ratio - 1|", "derived", "percent1", "ratio"),
     Column("within_10", "Within 10%", "derived", "percent0", "ratio"),
@@ -326,7 +325,7 @@ def repeatability(summary: dict[str, float]) -> Table:
         caption="The agg configurations (a deployment at one concurrency) that the shared serving measurements hold "
         "more than once, and over every ordered pair of two different measurements of one configuration, their ratio "
         "of measured TPOT: the median distance from 1, the shares within 10% and 20%, and the 10th and 90th "
-        "percentiles. Rows that repeat another row's TPOT and TTFT exactly are one measurement listed twice and give "
+        "percentiles; a row that lists another's measurement again is refused (tables/derived/serving_bounds) and gives "
         "no pair. The ranking of layouts is held against these ratios (tables/derived/plan_ranking_summary).",
         columns=_REPEATABILITY,
         rows=records(pd.DataFrame([{name: rounded(value, 4) if isinstance(value, float) else value

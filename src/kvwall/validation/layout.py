@@ -28,6 +28,11 @@ LAYOUT = ("tp", "pp", "dp", "moe_tp", "moe_ep")
 _COLUMNS = {"tp": "tp_size", "pp": "pp_size", "dp": "attention_dp_size", "moe_tp": "moe_tp_size", "moe_ep": "moe_ep_size"}
 
 
+def named_layout(ids: pd.Series) -> pd.DataFrame:
+    """The GPUs and EP an id names (``_tp<N>_ep<M>_``, ``_tp<N>_0_ep<M>_0_`` under attention DP), NaN where none."""
+    return ids.str.extract(r"_tp(\d+)(?:_0)?_ep(\d+)(?:_0)?_").apply(pd.to_numeric, errors="coerce")
+
+
 def _numbers(rows: pd.DataFrame, column: str) -> pd.Series:
     """A column as numbers, NaN where blank (a column blank in every row is read as objects)."""
     return pd.to_numeric(rows[column], errors="coerce") if column in rows else pd.Series(np.nan, index=rows.index)
@@ -72,7 +77,7 @@ def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
     reason[unknown & ~disagg] = "the concurrency is not given (batch_size blank)"
     unrecorded = ~disagg & concurrency_in_id.notna() & in_flight.notna() & (in_flight != concurrency_in_id) & reason.isna()
     reason[unrecorded] = "a layout the row does not record: its id's concurrency is not batch_size x attention DP"
-    named = rows["id"].str.extract(r"_tp(\d+)(?:_0)?_ep(\d+)(?:_0)?_").apply(pd.to_numeric, errors="coerce")
+    named = named_layout(rows["id"])
     contradicted = ~disagg & named[0].notna() & reason.isna() & (
         (named[0] != devices) | (layout["moe_ep"].notna() & (named[1] != layout["moe_ep"])))
     reason[contradicted] = "a layout the row does not record: its id's _tp<N>_ep<M>_ names other GPUs or EP"

@@ -13,7 +13,8 @@ Per understood row, on one GPU of its decode engine:
   FLOPs take longer than bytes, else KV-bound where a GPU reads more KV than weights, else weight-bound.
 An expert layout MoE-TP x EP inside attention DP is taken as the experts spread over every GPU of the engine (the
 same expert weights per GPU; the estimate prices their exchange as dispatch and combine). A row is refused, with its
-reason, when its model or system is not mapped, its layout does not divide, or its weights do not fit; it is never
+reason, when its model or system is not mapped, its layout does not divide or is not recorded, it repeats another
+row's measurement (kvwall.validation.copies), or its weights do not fit; it is never
 dropped silently.
 """
 
@@ -30,6 +31,7 @@ from kvwall.model.decode_inputs import COST_INPUTS as DECODE_INPUTS
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.sharding import resident_weight_bytes_per_device
 from kvwall.units import MS, dtype_bytes
+from kvwall.validation.copies import copies
 from kvwall.validation.layout import decode_engines
 
 #: What kvwall.model.decode_costs and kvwall.model.first_token_estimate read of each point, per GPU of its decode
@@ -74,6 +76,7 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     engines = decode_engines(rows, is_moe)
     points = pd.concat([rows[["id", "backend", "mode", "isl", "osl"]], mapped.drop(columns="reason"), engines.drop(columns="reason")], axis=1)
     points["reason"] = mapped["reason"].fillna(engines["reason"])
+    points["reason"] = points["reason"].fillna(copies(points, rows))
     points["decode_context"] = rows["isl"] + rows["osl"] / 2.0
     derived = ("fitting", "running_batch", "kv_read_per_device", "weight_read_per_device",
                "hbm_bandwidth", "tpot_bound_ms", "tpot_estimate_ms", "collectives_ms", "ttft_bound_ms", *COST_INPUTS)

@@ -1,0 +1,62 @@
+"""One measurement, one point: rows of the serving measurements that list one measurement more than once.
+
+Two understood rows are one measurement when they share the device, engine, mode, lengths, weight format and requests
+in flight, and their measured TPOT and TTFT to the last digit (the shared file lists some measurements under two
+ids: a dated campaign's and a configuration's, ``_cfg<K>``). Of each such set one row is kept: the first whose id
+names its layout (``_tp<N>_ep<M>_``, which kvwall.validation.layout holds to its columns), else the first in file
+order. The others are refused, never dropped silently:
+- at the kept row's layout, as one measurement listed twice (counted once, as the kept row);
+- at another layout, as a layout the row does not record, since the kept row's id and columns agree on the layout
+  that ran; and so is every row of its configuration (the rows whose ids differ only in their lengths
+  ``_<isl>x<osl>`` and concurrency ``_c<N>``, at the same layout): one configuration runs one layout;
+- a set whose rows disagree on the layout and whose ids name none: all of it, as the layout that ran is not recorded.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kvwall.validation.layout import LAYOUT, named_layout
+
+#: What makes two rows one measurement, besides their measured TPOT and TTFT.
+SAME_RUN = ("device", "backend", "mode", "isl", "osl", "weight_format", "in_flight")
+#: The engine layout two copies are compared at.
+ENGINE = ("devices", *LAYOUT)
+
+LISTED_TWICE = "one measurement listed twice: the TPOT and TTFT of another row at the same deployment, counted there"
+ELSEWHERE = "a layout the row does not record: its TPOT and TTFT are another row's, whose id names another layout"
+IN_CONFIGURATION = "a layout the row does not record: a row of its configuration is another row's, at another layout"
+UNNAMED = "a layout the row does not record: its TPOT and TTFT are another row's at another layout, neither named"
+
+
+def configuration(ids: pd.Series) -> pd.Series:
+    """Each id without its lengths ``_<isl>x<osl>`` and concurrency ``_c<N>``: one configuration's rows share it."""
+    return ids.str.replace(r"_\d+x\d+(?=_)", "", regex=True).str.replace(r"_c\d+(?=_)", "", regex=True)
+
+
+def _refused_in_set(copies: pd.DataFrame) -> dict:
+    """The refusal of each row of one set of copies (in file order) but the one kept."""
+    named = copies.index[named_layout(copies["id"])[0].notna().to_numpy()]
+    layouts = copies[list(ENGINE)].astype(int).apply(tuple, axis=1)
+    if layouts.nunique() > 1 and named.empty:
+        return dict.fromkeys(copies.index, UNNAMED)
+    kept = named[0] if not named.empty else copies.index[0]
+    return {index: LISTED_TWICE if layouts[index] == layouts[kept] else ELSEWHERE for index in copies.index if index != kept}
+
+
+def copies(points: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
+    """The refusal of every point that repeats another's measurement (None elsewhere), among the points not already
+    refused; ``points``: kvwall.validation.layout's engines beside the mapped model, device and weight format of
+    ``rows``, which hold the measured silicon_tpot_ms and silicon_ttft_ms."""
+    reason = pd.Series(None, index=points.index, dtype=object)
+    open_points = points[points["reason"].isna()].assign(tpot=rows["silicon_tpot_ms"], ttft=rows["silicon_ttft_ms"])
+    repeated = open_points[open_points.duplicated([*SAME_RUN, "tpot", "ttft"], keep=False)]
+    for _, copies_of_one in repeated.groupby([*SAME_RUN, "tpot", "ttft"], sort=False):
+        for index, refusal in _refused_in_set(copies_of_one).items():
+            reason[index] = refusal
+    elsewhere = open_points.loc[reason.index[reason.eq(ELSEWHERE)].intersection(open_points.index)]
+    configurations = configuration(open_points["id"]).to_frame("configuration").join(open_points[list(ENGINE)])
+    moved = configurations.loc[elsewhere.index].drop_duplicates()
+    in_moved = configurations.reset_index().merge(moved, on=list(configurations.columns))["index"]
+    reason[in_moved[reason[in_moved].isna().to_numpy()]] = IN_CONFIGURATION
+    return reason

@@ -1,0 +1,90 @@
+"""One measurement, one point (kvwall.validation.copies): by hand and on the shared file."""
+
+import pandas as pd
+
+from kvwall.validation.copies import ELSEWHERE, IN_CONFIGURATION, LISTED_TWICE, UNNAMED, configuration, copies
+
+
+def _points(*points):
+    """Points not yet refused and their rows: each point (id, GPUs, TP, EP, in_flight, TPOT, TTFT) of one run."""
+    frame = pd.DataFrame([{"id": id_, "reason": None, "device": "b200", "backend": "sglang", "mode": "agg",
+                           "isl": 1024, "osl": 1024, "weight_format": "fp4", "in_flight": in_flight, "devices": gpus,
+                           "tp": tp, "pp": 1, "dp": 1, "moe_tp": gpus // ep, "moe_ep": ep}
+                          for id_, gpus, tp, ep, in_flight, _, _ in points])
+    rows = pd.DataFrame([{"silicon_tpot_ms": tpot, "silicon_ttft_ms": ttft} for *_, tpot, ttft in points])
+    return frame, rows
+
+
+def _refusals(points, rows):
+    return [None if pd.isna(reason) else reason for reason in copies(points, rows)]
+
+
+def test_one_measurement_at_one_layout_is_counted_once_as_its_first_row():
+    points, rows = _points(("a_c8_cfg1", 4, 4, 4, 8, 9.2, 130.0), ("b_c8_cfg2", 4, 4, 4, 8, 9.2, 130.0))
+    assert _refusals(points, rows) == [None, LISTED_TWICE]
+
+
+def test_the_row_whose_id_names_its_layout_is_the_one_kept():
+    points, rows = _points(("a_c8_cfg1", 4, 4, 4, 8, 9.2, 130.0), ("d_c8_tp4_0_ep4_0_7", 4, 4, 4, 8, 9.2, 130.0))
+    assert _refusals(points, rows) == [LISTED_TWICE, None]
+
+
+def test_another_ttft_concurrency_or_device_is_another_measurement():
+    points, rows = _points(("a_c8_cfg1", 4, 4, 4, 8, 9.2, 130.0), ("b_c8_cfg2", 4, 4, 4, 8, 9.2, 131.0),
+                           ("c_c16_cfg3", 4, 4, 4, 16, 9.2, 130.0), ("e_c8_cfg4", 4, 4, 4, 8, 9.2, 130.0))
+    points.loc[3, "device"] = "b300"
+    assert copies(points, rows).isna().all()
+
+
+def test_a_copy_at_another_layout_is_refused_with_its_whole_configuration():
+    # dsr1_b200_sglang_fp4_agg_1024x8192_c4_cfg202 (16 GPUs, TP16, MoE-TP 4 x EP 4) holds the TPOT and TTFT of
+    # 2026_03_25_deepseek_r1_b200_sxm_sglang_fp4_agg_1024x8192_c4_tp4_0_ep4_0_287 (4 GPUs, TP4, EP4): the configuration's
+    # other rows (other lengths and concurrency, the same columns) are refused with it; another configuration is not
+    points, rows = _points(("dsr1_b200_agg_1024x8192_c4_cfg202", 16, 16, 4, 4, 8.733762, 110.5),
+                           ("2026_03_25_b200_agg_1024x8192_c4_tp4_0_ep4_0_287", 4, 4, 4, 4, 8.733762, 110.5),
+                           ("dsr1_b200_agg_8192x1024_c256_cfg202", 16, 16, 4, 256, 40.1, 900.0),
+                           ("dsr1_b200_agg_8192x1024_c256_cfg203", 16, 16, 4, 256, 41.3, 910.0))
+    assert _refusals(points, rows) == [ELSEWHERE, None, IN_CONFIGURATION, None]
+
+
+def test_copies_at_other_layouts_that_no_id_names_are_all_refused():
+    points, rows = _points(("a_c8_cfg1", 16, 16, 4, 8, 9.2, 130.0), ("b_c8_cfg2", 4, 4, 4, 8, 9.2, 130.0))
+    assert _refusals(points, rows) == [UNNAMED, UNNAMED]
+
+
+def test_a_row_refused_before_is_no_copy_to_keep():
+    points, rows = _points(("a_c8_cfg1", 4, 4, 4, 8, 9.2, 130.0), ("b_c8_cfg2", 4, 4, 4, 8, 9.2, 130.0))
+    points.loc[0, "reason"] = "the concurrency is not given (batch_size blank)"
+    assert copies(points, rows).isna().all()
+
+
+def test_a_configuration_is_the_id_without_its_lengths_and_concurrency():
+    ids = pd.Series(["dsr1_b200_sglang_fp4_agg_1024x8192_c4_cfg202", "dsr1_b200_sglang_fp4_agg_8192x1024_c128_cfg202",
+                     "2026_03_25_deepseek_r1_b200_sxm_sglang_fp4_agg_1024x8192_c4_tp4_0_ep4_0_287"])
+    assert list(configuration(ids)) == ["dsr1_b200_sglang_fp4_agg_cfg202", "dsr1_b200_sglang_fp4_agg_cfg202",
+                                        "2026_03_25_deepseek_r1_b200_sxm_sglang_fp4_agg_tp4_0_ep4_0_287"]
+
+
+def test_the_shared_files_copies_are_counted_once(root):
+    raw = pd.read_csv(root / "data/reported/serving-measurements.csv")
+    bounds = pd.read_csv(root / "tables/derived/serving_bounds.csv").set_index("id")
+    reason = raw["id"].map(bounds["reason"])
+    assert [int(reason.eq(r).sum()) for r in (LISTED_TWICE, ELSEWHERE, IN_CONFIGURATION, UNNAMED)] == [281, 21, 25, 0]
+    # every copy at another layout is a configuration's row (_cfg<K>) whose columns give the engine N x M GPUs where
+    # the kept row's id and columns name N GPUs at EP M, as the 193 rows refused by their ids (tests/test_validation)
+    elsewhere = raw[reason.eq(ELSEWHERE)]
+    assert elsewhere["id"].str.contains(r"_cfg\d+$").all()
+    kept = raw[reason.isna()].merge(elsewhere, on=["system", "backend", "isl", "osl", "silicon_tpot_ms",
+                                                   "silicon_ttft_ms"], suffixes=("", "_copy"))
+    gpus = kept["tp_size"].fillna(1) * kept["attention_dp_size"].fillna(1)
+    gpus_copy = kept["tp_size_copy"].fillna(1) * kept["attention_dp_size_copy"].fillna(1)
+    assert len(kept) == 21 and (gpus_copy == gpus * kept["moe_ep_size"]).all() and (kept["moe_ep_size"] > 1).all()
+    # what the README says
+    readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    assert ("281 rows at its layout are refused as listed twice, and 21 at another layout" in readme
+            and "with the 25 other rows of their six configurations" in readme)
+    assert elsewhere["id"].str.extract(r"_(cfg\d+)$")[0].nunique() == 6
+    # no understood agg row repeats another's run, TPOT and TTFT
+    understood = raw[reason.isna() & raw["mode"].eq("agg")]
+    assert not understood.duplicated(["system", "backend", "isl", "osl", "gemm_quant_mode", "silicon_tpot_ms",
+                                      "silicon_ttft_ms"]).any()
