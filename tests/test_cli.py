@@ -408,6 +408,29 @@ def test_every_command_the_readme_shows_answers(argv, monkeypatch, capsys):
     assert capsys.readouterr().out
 
 
+def readme_examples() -> list[tuple[list[str], list[str]]]:
+    """Each README block that shows a `$ kvwall` command and what it prints: its arguments and the printed lines it
+    shows whole (a line with '...' in it elides)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    examples = []
+    for block in readme.split("```\n$ kvwall ")[1:]:
+        lines = block.split("```", 1)[0].splitlines()
+        command = [lines.pop(0)]
+        while command[-1].endswith("\\"):
+            command.append(lines.pop(0))
+        argv = shlex.split(" ".join(line.rstrip("\\") for line in command))
+        examples.append((argv, [line for line in lines if "..." not in line]))
+    return examples
+
+
+@pytest.mark.parametrize("argv, shown", readme_examples(), ids=lambda value: " ".join(value)[:60])
+def test_every_example_the_readme_prints_is_what_the_command_prints(argv, shown, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert shown and all(line in printed for line in shown), [line for line in shown if line not in printed]
+
+
 def test_job_kinds_are_the_scripts_and_notebooks_the_run_log_lists():
     log = ("[Wed Dec  2 12:38:34 2026]\nlocalrule figure_fig1:\n    input: matplotlibrc, .snakemake/kvwall-views/paper.pickle, "
            "workflow/scripts/figure.py, src/kvwall/figures/style.py\n    output: figures/fig1.svg\n"

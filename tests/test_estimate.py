@@ -21,6 +21,8 @@ DATA = "data/reported/serving-measurements.csv"
 DENSE_TP = "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp4_ep1_507"
 #: DeepSeek-R1, TensorRT-LLM, FP8 weights, eight H200s at TP 8 and EP 8, 1024 in and 8192 out, 64 in flight.
 MOE_EP = "2026_03_25_deepseek_r1_h200_sxm_trtllm_fp8_agg_1024x8192_c64_tp8_0_ep8_0_1240"
+#: The same on attention DP 8 (TP 1 on each rank) at EP 8, 8192 in and 1024 out, 8 in flight on each rank.
+MOE_DP = "2026_03_25_deepseek_r1_h200_sxm_trtllm_fp8_agg_8192x1024_c64_tp8_0_ep8_0_1242"
 CONSTANTS = EngineConstants(fixed_step=1e-3, hbm_fraction=0.8, flop_fraction=0.5, collective_latency=20e-6)
 
 
@@ -60,30 +62,45 @@ def test_each_named_cost_of_a_dense_tp_row_by_hand(points):
 
 def test_each_named_cost_of_a_moe_ep_agg_row_by_hand(points):
     row, costs = points.loc[MOE_EP], _costs(points, MOE_EP)
-    # 64 tokens over TP 8, 8 experts each: 64 routed assignments per EP rank; dispatch and combine in 58 MoE layers.
+    # 64 tokens over TP 8, 8 experts each: 64 routed assignments per EP rank. Without attention DP every rank holds
+    # every token after attention's all-reduce and the MLP's all-reduce sums the experts' outputs: no dispatch, and
+    # the messages are the two all-reduces of each of 61 layers.
     assert row["dispatch_load"] == 64 and row["expert_ranks"] == 8
-    assert math.isclose(row["dispatch_s"], 2 * 58 * 64 * 7168 * 2 * 7 / 8 / 450e9, rel_tol=1e-12)
-    assert row["collective_messages"] == 2 * 61 + 2 * 58
+    assert row["dispatch_s"] == 0 and math.isclose(row["collective_messages"], 2 * 61, rel_tol=1e-12)
     # The busiest of 8 ranks holds 32 of the 256 routed experts; a step of 64 tokens, 8 experts each, touches an
     # expert with q = 1 - (1 - 8/256)^64 = 0.869, a rank's touched experts Binomial(32, q): the busiest of 8 reads
     # E[max] = sum_{m < 32} (1 - F(m)^8) of them, beyond the average 32 q, each expert 58 MoE layers x 3 x 7168 x 2048
-    # FP8 bytes. It also takes 64 + sqrt(2 x 64 x ln 8) assignments: sqrt(2 ln 8 / 64) = 25% more dispatch.
+    # FP8 bytes.
     q = 1 - (1 - 8 / 256) ** 64
     busiest = sum(1 - binom.cdf(m, 32, q) ** 8 for m in range(32))
     extra = 58 * 3 * 7168 * 2048 * (busiest - 32 * q)
     assert round(busiest - 32 * q, 2) == 2.49 and math.isclose(row["imbalance_read_per_device"], extra, rel_tol=1e-9)
-    assert math.isclose(costs["imbalance"], extra / (0.8 * 4.8e12) + row["dispatch_s"] * math.sqrt(2 * math.log(8) / 64),
-                        rel_tol=1e-9)
-    assert round(costs["imbalance"] * 1e3, 2) == 1.71  # 1.66 ms of experts, 0.05 ms of dispatch
+    assert math.isclose(costs["imbalance"], extra / (0.8 * 4.8e12), rel_tol=1e-12)
+    assert round(costs["imbalance"] * 1e3, 2) == 1.66
     assert math.isclose(costs["weights"], row["weight_read_per_device"] / (0.8 * 4.8e12), rel_tol=1e-12)
     assert math.isclose(costs["kv"], row["kv_read_per_device"] / (0.8 * 4.8e12), rel_tol=1e-12)
-    # A prompt of 1024 tokens: 122 all-reduces of 2 x 7/8 of 1024 x 7168 BF16 activations, and in 58 MoE layers the
-    # dispatch and combine of its 1024 / 8 tokens per GPU, 8 experts each, 7/8 of them to other GPUs.
-    prompt = (122 * 1.75 * 1024 * 7168 * 2 + 2 * 58 * 128 * 8 * 7168 * 2 * 7 / 8) / 450e9
+    # A prompt of 1024 tokens: 122 all-reduces of 2 x 7/8 of 1024 x 7168 BF16 activations.
+    prompt = 122 * 1.75 * 1024 * 7168 * 2 / 450e9
     assert math.isclose(row["prefill_collectives_s"], prompt, rel_tol=1e-12)
     assert math.isclose(costs["prefill"], 64 / 8192 * (row["prefill_flops_per_device"] / (0.5 * 1.979e15) + prompt),
                         rel_tol=1e-12)
     assert all(value >= 0 for value in costs.values())
+
+
+def test_the_dispatch_of_a_moe_row_on_attention_dp_by_hand(points):
+    row, costs = points.loc[MOE_DP], _costs(points, MOE_DP)
+    # 8 tokens on each of 8 attention-DP ranks (TP 1: no all-reduce), 8 experts each: 64 routed assignments per EP
+    # rank, sent in the dispatch and the combine of 58 MoE layers, 7/8 of them to other GPUs, over 450 GB/s.
+    assert (row["tp"], row["dp"], row["moe_ep"], row["dispatch_load"]) == (1, 8, 8, 64)
+    dispatch = 2 * 58 * 8 * 8 * 7168 * 2 * 7 / 8 / 450e9
+    assert math.isclose(row["dispatch_s"], dispatch, rel_tol=1e-12) and row["collective_messages"] == 2 * 58
+    assert math.isclose(costs["collectives"], dispatch + 116 * 20e-6, rel_tol=1e-12)
+    # the busiest rank takes 64 + sqrt(2 x 64 x ln 8) assignments: sqrt(2 ln 8 / 64) = 25% more dispatch
+    assert math.isclose(costs["imbalance"], row["imbalance_read_per_device"] / (0.8 * 4.8e12)
+                        + dispatch * math.sqrt(2 * math.log(8) / 64), rel_tol=1e-12)
+    # the prompts that arrive each step spread over the 8 ranks, a prompt's 8192 tokens 1024 a rank: the dispatch
+    # and combine of 1024 tokens x 8 experts in 58 MoE layers
+    assert math.isclose(row["prefill_collectives_s"], 2 * 58 * 1024 * 8 * 7168 * 2 * 7 / 8 / 450e9, rel_tol=1e-12)
 
 
 def test_vllm_reads_bf16_kv_twice_the_counted_fp8(points):

@@ -1,8 +1,11 @@
 """Collectives a decode step needs under a deployment: the bytes one device sends, and the seconds they take over the
 per-device link plus a latency each.
 
-Ring all-reduce under TP, dispatch and combine under EP, one send per stage boundary under PP; each for one forward
-of ``batch`` tokens (under PP a microbatch, kvwall.model.step_time). EP sends the average rank's share of the
+Ring all-reduce under TP, dispatch and combine under EP with attention DP, one send per stage boundary under PP; each
+for one forward of ``batch`` tokens (under PP a microbatch, kvwall.model.step_time). Without attention DP every rank
+of the TP group holds every token after attention's all-reduce, computes its own experts' share of them, and the MLP's
+all-reduce sums the experts' outputs: no dispatch (vLLM's FusedMoE runs its all-to-all kernels only where DP > 1,
+TensorRT-LLM's fused MoE its all-to-all only under attention DP). EP sends the average rank's share of the
 activations: the all-to-all waits for the busiest rank, which this time does not price. Devices are numbered
 TP fastest, then DP, then PP, and fill one scale-up domain after another; what a collective sends inside its
 domain goes at the scale-up rate, what it sends past it at the scale-out rate (kvwall.inputs.deployment
@@ -56,12 +59,12 @@ def tensor_parallel_time(model: Model, d: Deployment, batch: ArrayLike, link: Co
 def expert_parallel_time(model: Model, d: Deployment, batch: ArrayLike, link: CollectiveLink, latency: float,
                          activation_bytes: float) -> np.ndarray:
     """Dispatch and combine in every MoE layer: each device sends its tokens' k expert activations, the (EP - 1) / EP
-    of them whose experts live elsewhere; 0 without EP. Where EP leaves the scale-up domain of D devices, the
+    of them whose experts live elsewhere; 0 without EP or without attention DP (the TP all-reduce combines). Where EP leaves the scale-up domain of D devices, the
     (EP - D) / EP bound for other domains go at the scale-out rate while the (D - 1) / EP stay on the scale-up link,
     and the slower of the two sets the time."""
     b = np.asarray(batch, dtype=float)
     ep = d.expert_parallel
-    if ep == 1 or model.moe is None:
+    if ep == 1 or model.moe is None or d.data_parallel == 1:
         return np.zeros_like(b)
     tokens = sequences_per_replica(b, d.data_parallel) / d.tensor_parallel
     activations = tokens * model.moe.experts_per_token * model.hidden_size * activation_bytes
@@ -117,14 +120,14 @@ def collectives_time(model: Model, d: Deployment, batch: ArrayLike, link: Collec
 def collective_bytes(model: Model, d: Deployment, batch: ArrayLike, activation_bytes: float) -> dict[str, np.ndarray]:
     """Bytes one device of the busiest stage sends in one forward of ``batch`` tokens, by collective: its layers' TP
     all-reduces, 2 ceil(L / PP) x 2 (TP - 1) / TP of ceil(b / DP) x hidden activations; EP dispatch and combine of
-    its MoE layers, 2 x k activations of its tokens, the (EP - 1) / EP bound elsewhere; one send of the replica's
+    its MoE layers under attention DP, 2 x k activations of its tokens, the (EP - 1) / EP bound elsewhere; one send of the replica's
     activations to the next stage."""
     b = np.asarray(batch, dtype=float)
     stage = math.ceil(model.n_layers / d.pipeline_parallel) / model.n_layers
     message = sequences_per_replica(b, d.data_parallel) * model.hidden_size * activation_bytes
     tp = 2.0 * model.n_layers * stage * ring_all_reduce_bytes(message, d.tensor_parallel)
     ep = np.zeros_like(b)
-    if model.moe is not None and d.expert_parallel > 1:
+    if model.moe is not None and d.expert_parallel > 1 and d.data_parallel > 1:
         tokens = sequences_per_replica(b, d.data_parallel) / d.tensor_parallel
         moe_layers = (model.n_layers - model.moe.dense_layers) * stage
         ep = 2.0 * moe_layers * tokens * model.moe.experts_per_token * model.hidden_size * activation_bytes * (
