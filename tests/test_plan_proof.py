@@ -156,22 +156,28 @@ def test_the_benchmark_holds_the_built_summary_to_the_ranking_targets(root):
 
 
 @pytest.mark.slow
-def test_the_ranking_figure_draws_every_group_and_prints_each_strips_top1_share(root, tmp_path):
+def test_the_ranking_figure_draws_every_group_and_prints_each_strips_top1_share_and_a_second_measurements(root, tmp_path):
     from kvwall.figures import legibility
     from kvwall.figures.layout import collisions
     from kvwall.figures.plan_ranking import draw
     from kvwall.figures.style import save
 
     ranked = pd.read_csv(root / "tables/derived/plan_ranking.csv")
-    figure = draw(ranked)
+    summary = pd.read_csv(root / "tables/derived/plan_ranking_summary.csv")
+    figure = draw(ranked, summary)
     assert collisions(figure) + legibility.problems(figure) == []
     drawn = sum(len(line.get_ydata()) for ax in figure.axes for line in ax.lines if line.get_linestyle() == "None")
     assert drawn == ranked["rank_correlation"].notna().sum()
     shares = {t.get_text() for ax in figure.axes for t in ax.texts}
     for (estimate, limit, engine), groups in ranked.groupby(["estimate", "limit", "backend"]):
         assert f"{(groups['top1_agrees'] == 'yes').mean():.0%}\nof {len(groups)}" in shares
+    titles = [ax.get_title() for ax in figure.axes if ax.get_title()]
+    for limit, title in zip(("median", "loosest"), titles):
+        second = summary[(summary["estimate"] == SECOND) & (summary["limit"] == limit)].iloc[0]
+        assert title.endswith(f"{SECOND}: {second['top1_agreement']:.0%} agree, "
+                              f"median {second['median_rank_correlation']:.2f}")
     save(figure, [tmp_path / "a.svg"])
-    save(draw(ranked), [tmp_path / "b.svg"])
+    save(draw(ranked, summary), [tmp_path / "b.svg"])
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
 
 

@@ -65,6 +65,7 @@ rule plan_ranking_figure:
     input:
         "matplotlibrc",
         ranking="tables/derived/plan_ranking.csv",
+        summary="tables/derived/plan_ranking_summary.csv",
         script="workflow/scripts/plan_ranking_figure.py",
         code=kvwall_code("workflow/scripts/plan_ranking_figure.py"),
     output:
@@ -81,7 +82,7 @@ rule plan_ranking_figure:
     conda:
         "../envs/kvwall.yaml"
     shell:
-        "python {input.script:q} {output:q} {input.ranking:q} 2> {log:q}"
+        "python {input.script:q} {output:q} {input.ranking:q} {input.summary:q} 2> {log:q}"
 
 
 # The paper's W1 and W2 planned (kvwall.plan.workload_frontiers): the table on every catalogue device, the figure on

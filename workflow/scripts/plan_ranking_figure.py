@@ -1,7 +1,7 @@
 """Draw whether the estimate ranks the measured layouts as the measurements do (kvwall.figures.plan_ranking) from
-tables/derived/plan_ranking.csv; save SVG, PDF and PNG.
+tables/derived/plan_ranking.csv and its summary; save SVG, PDF and PNG.
 
-Arguments: the SVG, PDF and PNG paths and the table's CSV.
+Arguments: the SVG, PDF and PNG paths, the table's CSV and the summary's.
 """
 
 import sys
@@ -11,5 +11,5 @@ import pandas as pd
 from kvwall.figures.plan_ranking import draw
 from kvwall.figures.style import save
 
-*outputs, ranking = sys.argv[1:]
-save(draw(pd.read_csv(ranking)), outputs)
+*outputs, ranking, summary = sys.argv[1:]
+save(draw(pd.read_csv(ranking), pd.read_csv(summary)), outputs)

@@ -1,6 +1,7 @@
 """Whether the estimate ranks the measured layouts as the measurements do, drawn from tables/derived/plan_ranking:
 per TPOT limit, the rank correlation of every group as a strip per engine, an estimate per marker, and the share of
-groups whose first layouts agree above each strip (kvwall.plan.proof)."""
+groups whose first layouts agree above each strip (kvwall.plan.proof); under each panel's title, what a second
+measurement of the same points agrees on, from tables/derived/plan_ranking_summary: what an estimate can reach."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from kvwall.figures.style import EVIDENCE_COLORS, new_figure, settle
 
 #: A marker and a colour per estimate of kvwall.plan.proof.ESTIMATES.
 ESTIMATE_STYLES = {"datasheet": ("o", EVIDENCE_COLORS["derived"]), "calibrated, held out": ("^", "#2e8540")}
+#: The summary's row of the measurements ranked against a second measurement of themselves.
+REMEASURED = "a second measurement"
 #: How the limits of the table read as panel titles.
 LIMIT_TITLES = {"median": "at each group's median measured TPOT", "loosest": "with no TPOT limit (every point)"}
 #: Half the width of a strip, and the spacing of an estimate's strip beside the other's.
@@ -26,8 +29,18 @@ def spread(count: int) -> np.ndarray:
     return ((np.arange(count) * _GOLDEN) % 1.0 - 0.5) * 2.0 * HALF_WIDTH
 
 
-def draw(ranked: pd.DataFrame) -> Figure:
-    """``ranked``: tables/derived/plan_ranking as read (top1_agrees "yes" or "no", rank_correlation blank on ties)."""
+def _remeasured(summary: pd.DataFrame, limit: str) -> str:
+    """What a second measurement agrees on at ``limit``, as a line under a panel's title."""
+    row = summary[(summary["estimate"] == REMEASURED) & (summary["limit"] == limit)]
+    if row.empty:
+        return ""
+    top1, rho = float(row["top1_agreement"].iloc[0]), float(row["median_rank_correlation"].iloc[0])
+    return f"\n{REMEASURED}: {top1:.0%} agree, median {rho:.2f}"
+
+
+def draw(ranked: pd.DataFrame, summary: pd.DataFrame) -> Figure:
+    """``ranked``: tables/derived/plan_ranking as read (top1_agrees "yes" or "no", rank_correlation blank on ties);
+    ``summary``: tables/derived/plan_ranking_summary as read."""
     limits = [limit for limit in LIMIT_TITLES if limit in set(ranked["limit"])]
     engines = sorted(set(ranked["backend"]))
     estimates = [e for e in ESTIMATE_STYLES if e in set(ranked["estimate"])]
@@ -53,7 +66,7 @@ def draw(ranked: pd.DataFrame) -> Figure:
         ax.set_ylim(-1.05, 1.32)
         ax.set_yticks(np.linspace(-1.0, 1.0, 5))
         ax.axhline(0.0, color="#999999", linewidth=0.6)
-        ax.set_title(f"Layouts ranked {LIMIT_TITLES[limit]}", fontsize=8)
+        ax.set_title(f"Layouts ranked {LIMIT_TITLES[limit]}{_remeasured(summary, limit)}", fontsize=8)
         ax.grid(alpha=0.3, axis="y")
     axes[0].set_ylabel("Spearman rank correlation per group")
     entries = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
