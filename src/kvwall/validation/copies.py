@@ -34,14 +34,23 @@ def configuration(ids: pd.Series) -> pd.Series:
     return ids.str.replace(r"_\d+x\d+(?=_)", "", regex=True).str.replace(r"_c\d+(?=_)", "", regex=True)
 
 
-def _refused_in_set(copies: pd.DataFrame) -> dict:
-    """The refusal of each row of one set of copies (in file order) but the one kept."""
-    named = copies.index[named_layout(copies["id"])[0].notna().to_numpy()]
-    layouts = copies[list(ENGINE)].astype(int).apply(tuple, axis=1)
-    if layouts.nunique() > 1 and named.empty:
-        return dict.fromkeys(copies.index, UNNAMED)
-    kept = named[0] if not named.empty else copies.index[0]
-    return {index: LISTED_TWICE if layouts[index] == layouts[kept] else ELSEWHERE for index in copies.index if index != kept}
+def _in_sets(repeated: pd.DataFrame) -> pd.Series:
+    """The refusal of each row of ``repeated`` (rows in sets of copies, in file order, their set in ``set``) but the
+    one kept of each set."""
+    named = named_layout(repeated["id"])[0].notna()
+    layout = repeated.groupby(list(ENGINE), sort=False).ngroup()
+    # the kept row: the first whose id names its layout, else the first
+    kept = repeated.assign(unnamed=~named, order=range(len(repeated))).sort_values(["set", "unnamed", "order"])
+    kept = kept.groupby("set", sort=False).head(1).set_index("set")
+    kept_layout = repeated["set"].map(layout[kept["index"]].set_axis(kept.index))
+    unnamed_set = repeated["set"].map(layout.groupby(repeated["set"]).nunique() > 1) & ~repeated["set"].map(
+        named.groupby(repeated["set"]).any())
+    reason = pd.Series(None, index=repeated.index, dtype=object)
+    reason[layout == kept_layout] = LISTED_TWICE
+    reason[layout != kept_layout] = ELSEWHERE
+    reason[repeated.index.isin(kept["index"])] = None
+    reason[unnamed_set] = UNNAMED
+    return reason
 
 
 def copies(points: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
@@ -50,10 +59,11 @@ def copies(points: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
     ``rows``, which hold the measured silicon_tpot_ms and silicon_ttft_ms."""
     reason = pd.Series(None, index=points.index, dtype=object)
     open_points = points[points["reason"].isna()].assign(tpot=rows["silicon_tpot_ms"], ttft=rows["silicon_ttft_ms"])
-    repeated = open_points[open_points.duplicated([*SAME_RUN, "tpot", "ttft"], keep=False)]
-    for _, copies_of_one in repeated.groupby([*SAME_RUN, "tpot", "ttft"], sort=False):
-        for index, refusal in _refused_in_set(copies_of_one).items():
-            reason[index] = refusal
+    keyed = open_points.dropna(subset=[*SAME_RUN, "tpot", "ttft"])
+    repeated = keyed[keyed.duplicated([*SAME_RUN, "tpot", "ttft"], keep=False)]
+    repeated = repeated.assign(set=repeated.groupby([*SAME_RUN, "tpot", "ttft"], sort=False).ngroup(),
+                               index=repeated.index)
+    reason.loc[repeated.index] = _in_sets(repeated)
     elsewhere = open_points.loc[reason.index[reason.eq(ELSEWHERE)].intersection(open_points.index)]
     configurations = configuration(open_points["id"]).to_frame("configuration").join(open_points[list(ENGINE)])
     moved = configurations.loc[elsewhere.index].drop_duplicates()
