@@ -84,6 +84,14 @@ def test_the_shared_files_copies_are_counted_once(root):
     assert ("281 rows at its layout are refused as listed twice, and 21 at another layout" in readme
             and "with the 25 other rows of their six configurations" in readme)
     assert elsewhere["id"].str.extract(r"_(cfg\d+)$")[0].nunique() == 6
+    # the rows of that N x M column signature (TP = MoE-TP x EP, MoE-TP = EP > 1) that no id or copy contradicts are
+    # kept as recorded, as data/reported/README.md says
+    gpus_all = raw["tp_size"].fillna(1) * raw["pp_size"].fillna(1) * raw["attention_dp_size"].fillna(1)
+    signature = (raw["mode"].eq("agg") & (raw["moe_tp_size"] > 1) & (raw["moe_tp_size"] == raw["moe_ep_size"])
+                 & (gpus_all == raw["moe_tp_size"] * raw["moe_ep_size"]))
+    kept_signature = raw[signature & reason.isna() & (gpus_all >= 16)]
+    data_readme = " ".join((root / "data/reported/README.md").read_text(encoding="utf-8").split())
+    assert len(kept_signature) == 44 and "that no copy contradicts, 44 agg rows, are kept as recorded" in data_readme
     # no understood agg row repeats another's run, TPOT and TTFT
     understood = raw[reason.isna() & raw["mode"].eq("agg")]
     assert not understood.duplicated(["system", "backend", "isl", "osl", "gemm_quant_mode", "silicon_tpot_ms",

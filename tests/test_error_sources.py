@@ -77,3 +77,7 @@ def test_the_committed_table_starts_from_the_estimates_own_grouped_error():
     assert errors["+ engine x model offsets"] == "12.5%" and "to 11.2-11.9%" in readme
     assert all(11.2 <= float(errors[step].rstrip("%")) <= 11.9 for step, _ in STEPS[3:-1])
     assert float(errors["+ measurement campaign offsets"].rstrip("%")) < 10.0
+    with (ROOT / "tables/derived/serving_estimate_error.csv").open(encoding="utf-8") as handle:
+        model_out = next(r for r in csv.DictReader(handle) if (r["scheme"], r["quantity"], r["backend"], r["mode"]) ==
+                         ("leave one model out", "TPOT", "all", "agg"))
+    assert f"(leaving one model out, the calibrated estimate's median error is {float(model_out['median_error']):.0%})" in readme

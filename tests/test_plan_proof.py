@@ -195,3 +195,9 @@ def test_the_readmes_ranking_table_is_the_built_summary(root):
     prose = " ".join(readme.split())
     assert f"drawn ({DRAWS} draws) from the file's own repeats" in prose
     assert f"Measuring again picks the same first layout in {summary.loc[(SECOND, 'median'), 'top1_agreement']:.0%}" in prose
+    error = pd.read_csv(root / "tables/derived/serving_estimate_error.csv").set_index(["scheme", "quantity", "backend", "mode"])
+    median = error.loc[("grouped 5-fold", "TPOT", "all", "agg"), "median_error"]
+    assert f"the calibrated one's held-out median TPOT error is {median:.0%}" in prose
+    picks = [summary.loc[(estimate, "median"), "mean_rate_of_pick"] for estimate in ("datasheet", "calibrated, held out", SECOND)]
+    assert ("the datasheet estimate's first layout serves {:.0%} of the best measured rate on average, the calibrated "
+            "one's {:.0%}, a second measurement's {:.0%}".format(*picks)) in prose
