@@ -14,7 +14,8 @@ from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
 from kvwall.validation.calibration import CalibrationError, calibrate
 from kvwall.validation.cost_shares import cost_shares
-from kvwall.validation.estimate_error import FOLDS, SCHEMES, error_summary, grouped_folds
+from kvwall.validation.estimate_error import (FOLDS, SCHEMES, error_summary, grouped_folds, held_out, measured_times,
+                                              with_offsets)
 
 DATA = "data/reported/serving-measurements.csv"
 #: Llama-3.1-70B, TensorRT-LLM, FP8 weights, four H200s at TP 4, 1024 in and 8192 out, 128 in flight.
@@ -257,3 +258,41 @@ def test_the_busiest_ep_rank_costs_exactly_where_experts_span_ranks(points):
     bandwidth = CONSTANTS.hbm_fraction * points["hbm_bandwidth"].to_numpy()
     reads = points["pipeline_idle"].to_numpy() * points["imbalance_read_per_device"].to_numpy() / bandwidth
     assert np.median(reads[spread]) > 10 * np.median(costs["imbalance"][spread] - reads[spread])
+
+
+def test_the_offsets_of_a_held_out_point_come_from_the_other_folds_alone(committed_validation):
+    rows, _, result = committed_validation
+    points = result.understood[result.understood["backend"] == "vllm"]
+    measured = measured_times(points, rows)
+    folds = grouped_folds(points)
+    fits = {}
+    plain = held_out(points, measured, 1.0, folds, fits)
+    first = with_offsets(points, measured, 1.0, folds, plain, fits, 3)
+    # measured ten times slower, a point of fold 0 moves no prediction of its own fold; of the other folds', it
+    # raises those at its model, device, layout and weight format, and leaves those of other models as they were
+    moved = points.index[(folds == 0).to_numpy()][0]
+    slower = measured.copy()
+    slower.loc[moved, ["tpot", "ttft"]] *= 10.0
+    second = with_offsets(points, slower, 1.0, folds, plain, fits, 3)
+    own = (folds == 0).to_numpy()
+    assert second.loc[own].equals(first.loc[own])
+    same_model = ((points["model"] == points.loc[moved, "model"]) & (points["mode"] == points.loc[moved, "mode"])).to_numpy()
+    columns = ["model", "mode", "device", "weight_format", "devices", "tp", "pp", "dp", "expert_ranks"]
+    same_key = (points[columns] == points.loc[moved, columns]).all(axis=1).to_numpy()
+    assert (~own & same_key).any()
+    assert (second.loc[~own & same_key, "tpot"] > first.loc[~own & same_key, "tpot"]).all()
+    assert second.loc[~own & ~same_model].equals(first.loc[~own & ~same_model])
+
+
+def test_the_readme_states_the_held_out_error_with_offsets(root):
+    error = pd.read_csv(root / "tables/derived/serving_estimate_error.csv").set_index(["scheme", "quantity", "backend", "mode"])
+    plain, offset = (error.loc[(scheme, slice(None), "all", "agg")] for scheme in (SCHEMES[2], SCHEMES[6]))
+    prose = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    assert (f"the agg TPOT median error goes from {plain.loc['TPOT', 'median_error']:.1%} to "
+            f"{offset.loc['TPOT', 'median_error']:.1%} and its band from {plain.loc['TPOT', 'measured_over_estimate_p10']:.2f}-"
+            f"{plain.loc['TPOT', 'measured_over_estimate_p90']:.2f}x to {offset.loc['TPOT', 'measured_over_estimate_p10']:.2f}-"
+            f"{offset.loc['TPOT', 'measured_over_estimate_p90']:.2f}x; the agg TTFT median error from "
+            f"{plain.loc['TTFT', 'median_error']:.0%} to {offset.loc['TTFT', 'median_error']:.0%}") in prose
+    # the offsets buy most where the lookups are: every engine's held-out agg TPOT error falls
+    for engine in ("sglang", "trtllm", "vllm"):
+        assert error.loc[(SCHEMES[6], "TPOT", engine, "agg"), "median_error"] < error.loc[(SCHEMES[2], "TPOT", engine, "agg"), "median_error"]

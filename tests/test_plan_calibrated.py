@@ -5,19 +5,22 @@ import json
 import shutil
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from kvwall.cli.main import main
-from kvwall.inputs.deployment import load_serving_inputs
+from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.loader import load_catalog
+from kvwall.inputs.specs import WeightFormats
 from kvwall.model.decode_costs import COSTS
 from kvwall.model.engine_constants import EngineConstants
 from kvwall.plan.breakdown import layout_costs
-from kvwall.plan.calibrated import PlanCalibration, read_plan_calibration
+from kvwall.plan.calibrated import PlanCalibration, offset_key, read_plan_calibration
 from kvwall.plan.curves import plan_curves
 from kvwall.plan.search import Workload, best_within
 from kvwall.validation.calibrated import Calibrated, HeldOutError
+from kvwall.validation.offsets import offsets_from
 
 BAND = HeldOutError("grouped 5-fold", 100, 0.2, 0.25, 0.8, 1.5)
 #: Constants chosen by hand: 1 ms a step, 80% of the bandwidth, 50% of the peak, 20 us a message, 200 ms to a first token.
@@ -84,10 +87,14 @@ def test_the_plan_reads_the_tables_constants_and_error(catalog):
         name: getattr(fit.calibrated.constants, name) for name in table}
     assert fit.calibrated.points == constants.set_index("constant").loc["fixed_step", "points"]
     error = pd.read_csv("tables/derived/serving_estimate_error.csv").set_index(["scheme", "quantity", "backend", "mode"])
-    for mode in ("agg", "disagg"):
-        for quantity, band in zip(("TPOT", "TTFT"), fit.bands(mode)):
-            row = error.loc[("grouped 5-fold", quantity, "trtllm", mode)]
-            assert (band.points, band.median, band.low, band.high) == (
+    # the band of the estimate the plan prints: for a model the offsets hold, the constants times the offsets, both
+    # fitted on other folds; for one they do not, the constants alone
+    with_offsets, alone = "grouped 5-fold, with offsets", "grouped 5-fold"
+    for model, mode, scheme in (("llama-3.1-70b", "agg", with_offsets), ("deepseek-v3", "disagg", with_offsets),
+                                ("llama-3.1-70b", "disagg", alone), ("llama-3-70b", "agg", alone)):
+        for quantity, band in zip(("TPOT", "TTFT"), fit.bands(mode, catalog.models[model])):
+            row = error.loc[(scheme, quantity, "trtllm", mode)]
+            assert (band.scheme, band.points, band.median, band.low, band.high) == (scheme,
                 row["points"], row["median_error"], row["measured_over_estimate_p10"], row["measured_over_estimate_p90"])
 
 
@@ -95,7 +102,7 @@ def _checkout(root, folder):
     """A checkout in ``folder``: the config/ and the validation tables of ``root``."""
     shutil.copytree(root / "config", folder / "config")
     (folder / "tables" / "derived").mkdir(parents=True)
-    for name in ("serving_engine_constants", "serving_estimate_error"):
+    for name in ("serving_engine_constants", "serving_estimate_error", "serving_estimate_offsets"):
         shutil.copy(root / "tables" / "derived" / f"{name}.csv", folder / "tables" / "derived")
     return folder
 
@@ -107,6 +114,7 @@ def test_the_plan_states_what_the_tables_beside_its_config_hold(root, tmp_path, 
     constants.loc[(constants["backend"] == "vllm") & (constants["constant"] == "fixed_step"), "value"] = 7.5
     constants.to_csv(derived / "serving_engine_constants.csv", index=False)
     errors = pd.read_csv(derived / "serving_estimate_error.csv")
+    # llama-3-8b: a model the measurements do not hold, so no offset and the band of the constants alone
     held = (errors["scheme"] == "grouped 5-fold") & (errors["backend"] == "vllm") & (errors["mode"] == "agg")
     errors.loc[held & (errors["quantity"] == "TPOT"), ["median_error", "measured_over_estimate_p10",
                                                        "measured_over_estimate_p90"]] = [0.31, 0.42, 2.53]
@@ -181,3 +189,69 @@ def test_the_calibrated_costs_of_every_layout_sum_to_its_tpot(catalog, mode, mod
                                  device.dense_flops["bf16"], serving, two_tokens, mode)
             assert found.tpot == pytest.approx(curve.tpot[i], rel=1e-12)
             assert (found.costs["prefill"] == 0.0) == (mode == "disagg")
+
+
+#: Offsets by hand: trtllm's agg TPOT on llama-3-8b x1.2, on it on the H200 x0.9, on one H200 alone x1.1, and its
+#: agg TTFT x0.5; every other key none.
+OFFSETS = offsets_from(pd.DataFrame([
+    {"backend": "trtllm", "quantity": "TPOT", "level": "model", "mode": "agg", "model": "llama-3-8b", "factor": 1.2},
+    {"backend": "trtllm", "quantity": "TPOT", "level": "device", "mode": "agg", "model": "llama-3-8b",
+     "device": "h200-sxm", "factor": 0.9},
+    {"backend": "trtllm", "quantity": "TPOT", "level": "layout", "mode": "agg", "model": "llama-3-8b",
+     "device": "h200-sxm", "layout": "1 GPU", "factor": 1.1},
+    {"backend": "trtllm", "quantity": "TTFT", "level": "model", "mode": "agg", "model": "llama-3-8b", "factor": 0.5},
+]))
+WITH_BAND = HeldOutError("grouped 5-fold, with offsets", 100, 0.1, 0.12, 0.85, 1.2)
+FIT_OFFSETS = replace(FIT, offsets=OFFSETS, with_offsets=replace(FIT.calibrated, tpot_error={"agg": WITH_BAND},
+                                                                 ttft_error={"agg": WITH_BAND}))
+
+
+def test_a_layout_with_offsets_by_hand(catalog):
+    model, device = catalog.models["llama-3-8b"], catalog.devices["h200-sxm"]
+    workload = Workload(1024, 1024, 1.0)
+    plain = {c.deployment: c for c in plan_curves(catalog, model, device, "bf16", 2, workload, "trtllm", fit=FIT)}
+    offset = {c.deployment: c for c in plan_curves(catalog, model, device, "bf16", 2, workload, "trtllm",
+                                                   fit=FIT_OFFSETS)}
+    assert plain.keys() == offset.keys()
+    for d, curve in offset.items():
+        # 1.2 x 0.9 on every layout of the model on the H200, x1.1 more on one GPU; TTFT x0.5 everywhere
+        factor = 1.2 * 0.9 * (1.1 if d.devices == 1 else 1.0)
+        assert np.allclose(curve.tpot, plain[d].tpot * factor, rtol=1e-12)
+        assert np.allclose(curve.ttft, plain[d].ttft * 0.5, rtol=1e-12)
+        found = layout_costs(model, d, 100, workload, device, 989.5e12, load_serving_inputs(catalog), FIT_OFFSETS)
+        assert found.tpot == pytest.approx(curve.tpot[99], rel=1e-12)
+        assert found.costs["offsets"] == pytest.approx(plain[d].tpot[99] * (factor - 1.0), rel=1e-9)
+    # in disagg, on another device or another model: no offset
+    other = catalog.devices["b200"]
+    assert FIT_OFFSETS.factor("TPOT", model, other, Deployment(), "agg") == pytest.approx(1.2)
+    assert FIT_OFFSETS.factor("TPOT", model, device, Deployment(), "disagg") == 1.0
+    assert FIT_OFFSETS.factor("TPOT", catalog.models["llama-3-70b"], device, Deployment(), "agg") == 1.0
+
+
+def test_the_band_is_the_estimate_with_offsets_only_where_they_hold_the_model(catalog):
+    held, new = catalog.models["llama-3-8b"], catalog.models["llama-3-70b"]
+    assert FIT_OFFSETS.bands("agg", held) == (WITH_BAND, WITH_BAND)
+    assert FIT_OFFSETS.bands("agg", new) == FIT_OFFSETS.bands("agg") == (BAND, BAND)
+
+
+def test_a_layouts_key_names_what_the_measurements_name(catalog):
+    dense, moe = catalog.models["llama-3-8b"], catalog.models["mixtral-8x7b"]
+    device = catalog.devices["h200-sxm"]
+    assert offset_key(FIT, dense, device, Deployment(4, 4, weight_format="fp8"), "agg") == (
+        "trtllm", "agg", "llama-3-8b", "h200-sxm", "4 GPUs TP4", "fp8")
+    assert offset_key(FIT, moe, device, Deployment(8, 4, 1, 8, 2, "fp8"), "disagg")[4] == "8 GPUs TP4 DP2 EP8"
+    # per-part formats, which no measured point records: the key stops at the layout
+    parts = WeightFormats.uniform("fp8")
+    assert len(offset_key(FIT, dense, device, Deployment(4, 4, weight_format=parts), "agg")) == 5
+
+
+def test_the_shipped_tables_offsets_are_what_the_plan_reads(catalog):
+    fit = read_plan_calibration(catalog, "trtllm")
+    table = pd.read_csv("tables/derived/serving_estimate_offsets.csv", keep_default_na=False, na_values=[""])
+    row = table[(table["backend"] == "trtllm") & (table["quantity"] == "TPOT") & (table["level"] == "model")
+                & (table["mode"] == "agg") & (table["model"] == "llama-3.1-70b")].iloc[0]
+    model, device = catalog.models["llama-3.1-70b"], catalog.devices["b300"]
+    held = table[(table["backend"] == "trtllm") & (table["quantity"] == "TPOT") & (table["level"] == "device")
+                 & (table["model"] == "llama-3.1-70b") & (table["device"] == "b300")]
+    expected = row["factor"] * (held["factor"].item() if len(held) else 1.0)
+    assert fit.factor("TPOT", model, device, Deployment(3, 3), "agg") == pytest.approx(expected, rel=1e-12)

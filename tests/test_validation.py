@@ -137,7 +137,7 @@ def test_a_dense_model_ignores_the_expert_layout():
 
 def _vmap(*below):
     return ValidationMap("config/validation.yaml", MappingProxyType({}), MappingProxyType({}), "bf16",
-                         MappingProxyType({}), MappingProxyType({}), "fp8", 1, tuple(below))
+                         MappingProxyType({}), MappingProxyType({}), "fp8", 1, 3, tuple(below))
 
 
 def _points(realizations, backend="vllm"):

@@ -10,6 +10,7 @@ VALIDATION_TABLES = {
     "claim": "derived/serving_format_claim",
     "constants": "derived/serving_engine_constants",
     "error": "derived/serving_estimate_error",
+    "offsets": "derived/serving_estimate_offsets",
     "sources": "derived/serving_error_sources",
     "repeatability": "derived/serving_repeatability",
     "shares": "derived/serving_cost_shares",

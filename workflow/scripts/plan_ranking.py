@@ -18,7 +18,8 @@ from kvwall.validation.run import load_validation
 outputs, validated = sys.argv[1:7], sys.argv[7]
 rows, vmap, result = load_validation(validated)
 points = result.understood.assign(tpot_ms=rows["silicon_tpot_ms"],
-                                  tpot_calibrated_ms=held_out_tpot(result.understood, rows, vmap.tokens_per_step))
+                                  **held_out_tpot(result.understood, rows, vmap.tokens_per_step,
+                                                  vmap.offset_pseudo_count))
 ranked = rankings(points, ESTIMATES)
 write_table(ranking(ranked), outputs[:3], folder_class="derived")
 remeasured = second_measurement(points, repeat_ratios(result.understood, rows), DRAWS)

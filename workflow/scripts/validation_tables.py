@@ -14,8 +14,9 @@ from kvwall.tables import validation as tables
 from kvwall.validation.claim_costs import claim_cost_summary, claim_costs
 from kvwall.validation.cost_shares import cost_shares
 from kvwall.validation.error_sources import error_sources
-from kvwall.validation.estimate_error import FOLDS, assess, measured_times
+from kvwall.validation.estimate_error import FOLDS, assess, log_residuals, measured_times
 from kvwall.validation.held_out_claim import held_out_speedups
+from kvwall.validation.offsets import fit_offsets, point_keys
 from kvwall.validation.repeatability import repeatability
 from kvwall.validation.run import load_validation
 
@@ -23,8 +24,9 @@ from kvwall.validation.run import load_validation
 catalog = load_view(view_path).catalog
 rows, vmap, result = load_validation(validated)
 fold_fits = {}  # the grouped cross-validation's constants, which the held-out claim prices with again
-calibrations, predicted, summary = assess(result.understood, rows, vmap.tokens_per_step, load_serving_inputs(catalog).collective_latency,
-                                  fold_fits)
+calibrations, predicted, summary = assess(result.understood, rows, vmap.tokens_per_step,
+                                          load_serving_inputs(catalog).collective_latency, vmap.offset_pseudo_count,
+                                          fold_fits)
 held_out = held_out_speedups(result.pairs, result.understood, measured_times(result.understood, rows), vmap.tokens_per_step,
                              fold_fits)
 built = {
@@ -34,6 +36,10 @@ built = {
     "derived/serving_format_claim": tables.format_claim(result.pairs),
     "derived/serving_engine_constants": tables.engine_constants(calibrations),
     "derived/serving_estimate_error": tables.estimate_error(summary),
+    "derived/serving_estimate_offsets": tables.estimate_offsets(
+        fit_offsets(point_keys(result.understood),
+                    log_residuals(measured_times(result.understood, rows), predicted["in sample"]),
+                    vmap.offset_pseudo_count), vmap.offset_pseudo_count),
     "derived/serving_error_sources": tables.error_sources(
         error_sources(result.understood, rows, predicted[f"grouped {FOLDS}-fold"]["tpot"])),
     "derived/serving_repeatability": tables.repeatability(repeatability(result.understood, rows)),

@@ -175,8 +175,10 @@ def _estimate(errors: pd.DataFrame) -> Block:
                  "only, never a bound; grouped 5-fold keeps points that differ only in concurrency in one fold.")
 
 
-#: The held-out scheme whose error `kvwall regime|fit|plan --engine` prints (kvwall.validation.calibrated.HELD_OUT).
-_HELD_OUT = "grouped 5-fold"
+#: The held-out schemes whose error `kvwall regime|fit|plan --engine` prints (kvwall.validation.calibrated.HELD_OUT
+#: and HELD_OUT_WITH_OFFSETS), each with what its rows' labels and ids add to the engine's name.
+_HELD_OUT, _WITH_OFFSETS = "grouped 5-fold", "grouped 5-fold, with offsets"
+_BAND_SCHEMES = {_HELD_OUT: ("", ""), _WITH_OFFSETS: (", with offsets", "-offsets")}
 #: Per quantity, the columns of an engine's band: (column, header, format).
 _BAND_COLUMNS = (("points", "points", "{:,}"), ("median_error", "median |error|", "{:.0%}"),
                  ("measured_over_estimate_p10", "measured / estimate, 10th pct", "{:.2f}×"),
@@ -185,28 +187,34 @@ _BAND_COLUMNS = (("points", "points", "{:,}"), ("median_error", "median |error|"
 
 def _engine_bands(errors: pd.DataFrame) -> Block:
     """Per engine, the held-out error of its agg TPOT and TTFT that the calibrated answer of kvwall prints beside
-    the estimate, with one sentence per engine saying it."""
-    held = errors[(errors["scheme"] == _HELD_OUT) & (errors["mode"] == "agg") & (errors["backend"] != "all")]
-    rows, said = [], []
-    for engine, group in held.groupby("backend", sort=True):
-        chosen, numbers, shown = group.set_index("quantity"), [], {}
-        for quantity in ("TPOT", "TTFT"):
-            for column, header, fmt in _BAND_COLUMNS:
-                value = chosen.loc[quantity, column]
-                value = int(value) if column == "points" else float(value)
-                display = fmt.format(value)
-                shown[quantity, column] = display
-                numbers.append(Number(f"s8.engine-band.{engine}.{quantity.lower()}.{column}",
-                                      f"{quantity} {header}, {engine}, {_HELD_OUT}, agg", value,
-                                      "count" if column == "points" else "ratio", display, "derived", _ESTIMATE_SOURCE))
-        rows.append(Row(engine, tuple(numbers)))
-        said.append(f"{engine}: TPOT within {shown['TPOT', 'median_error']} at the median, 80% of the points measured "
-                    f"{shown['TPOT', 'measured_over_estimate_p10']} to {shown['TPOT', 'measured_over_estimate_p90']} "
-                    f"the estimate; TTFT within {shown['TTFT', 'median_error']}, "
-                    f"{shown['TTFT', 'measured_over_estimate_p10']} to {shown['TTFT', 'measured_over_estimate_p90']}")
+    the estimate, without offsets and with them, with one sentence per engine saying it."""
+    rows, said = [], {}
+    for scheme, (label, slug) in _BAND_SCHEMES.items():
+        held = errors[(errors["scheme"] == scheme) & (errors["mode"] == "agg") & (errors["backend"] != "all")]
+        for engine, group in held.groupby("backend", sort=True):
+            chosen, numbers, shown = group.set_index("quantity"), [], {}
+            for quantity in ("TPOT", "TTFT"):
+                for column, header, fmt in _BAND_COLUMNS:
+                    value = chosen.loc[quantity, column]
+                    value = int(value) if column == "points" else float(value)
+                    display = fmt.format(value)
+                    shown[quantity, column] = display
+                    numbers.append(Number(f"s8.engine-band.{engine}{slug}.{quantity.lower()}.{column}",
+                                          f"{quantity} {header}, {engine}, {scheme}, agg", value,
+                                          "count" if column == "points" else "ratio", display, "derived",
+                                          _ESTIMATE_SOURCE))
+            rows.append(Row(f"{engine}{label}", tuple(numbers)))
+            said.setdefault(scheme, []).append(
+                f"{engine}: TPOT within {shown['TPOT', 'median_error']} at the median, 80% of the points measured "
+                f"{shown['TPOT', 'measured_over_estimate_p10']} to {shown['TPOT', 'measured_over_estimate_p90']} "
+                f"the estimate; TTFT within {shown['TTFT', 'median_error']}, "
+                f"{shown['TTFT', 'measured_over_estimate_p10']} to {shown['TTFT', 'measured_over_estimate_p90']}")
     note = ("`kvwall regime --engine E` and `kvwall plan --engine E` print the calibrated TPOT and TTFT, priced with "
             "E's constants fitted on every point (tables/derived/serving_engine_constants), beside the error E's "
-            f"estimate makes on the agg points {_HELD_OUT} cross-validation held out: " + "; ".join(said) + ".")
+            f"estimate makes on the agg points {_HELD_OUT} cross-validation held out: " + "; ".join(said.get(_HELD_OUT, ()))
+            + ". For a model the measurements hold, `kvwall plan --engine E` multiplies both by E's offsets "
+            "(tables/derived/serving_estimate_offsets) and prints the error of that estimate, the constants and the "
+            "offsets fitted on the other folds: " + "; ".join(said.get(_WITH_OFFSETS, ())) + ".")
     return Block(f"What `kvwall regime|plan --engine` prints beside its estimate: the engine's held-out error", tuple(rows),
                  header="Engine", columns=tuple(f"{q} {header}" for q in ("TPOT", "TTFT") for _, header, _ in _BAND_COLUMNS),
                  note=note)
@@ -237,7 +245,8 @@ def _ranking(summary: pd.DataFrame) -> Block:
                  note="Per group of measured agg points at two layouts or more (tables/derived/plan_ranking, where a "
                  "disagreement stays with what each ranking put first), at the group's median measured TPOT and at "
                  "no limit (loosest); the calibrated estimate as grouped cross-validation predicts it, folds of whole "
-                 "groups; the last column: the mean over the groups of the measured rate of the estimate's first "
+                 "groups, without and with the offsets of those folds (tables/derived/serving_estimate_offsets, what "
+                 "kvwall plan --engine prices with); the last column: the mean over the groups of the measured rate of the estimate's first "
                  "layout over the measured first layout's. A second measurement: the measured ranking against the same "
                  "points measured again, each TPOT times a ratio of two measurements of one deployment drawn from the "
                  "file's repeats (tables/derived/serving_repeatability), over many draws: what an estimate as good as measuring again would score.")

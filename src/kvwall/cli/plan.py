@@ -3,9 +3,9 @@
 Without --engine the time per output token is the step-time estimate of each layout (kvwall.model.step_time.device_step:
 the memory time at the stated bandwidth efficiency, max'ed with the compute time, plus every collective), TTFT the
 lower bound of one request's prompt (kvwall.model.first_token): both derived from the catalogue's specs and the
-stated assumptions, no fitted constant. With --engine both are the engine's calibrated estimate (kvwall.plan.calibrated:
-the constants and held-out error band the validation tables hold, derived from reported data), and the datasheet
-estimate's answer beside it; where the tables are not built, the command says so in one line. Every row gives the
+stated assumptions, no fitted constant. With --engine both are the engine's calibrated estimate times its offsets for
+the model, device, layout and weight format (kvwall.plan.calibrated: the constants, offsets and held-out error band the
+validation tables hold, derived from reported data), and the datasheet estimate's answer beside it; where the tables are not built, the command says so in one line. Every row gives the
 memory per device at its batch, and the first the costs its TPOT is made of (kvwall.plan.breakdown). --mode disagg
 plans a prefill and a decode pool (kvwall.plan.disagg); --mode both gives the agg and disagg answers and which
 serves more tokens per second per device at the targets.
@@ -27,7 +27,7 @@ from kvwall.plan.curves import plan_curves, prefill_layouts
 from kvwall.plan.disagg import DisaggPoint, disagg_best
 from kvwall.plan.search import PlanPoint, Workload, best_within, closest, frontier
 from kvwall.units import GB, MS
-from kvwall.validation.calibrated import CONSTANTS_TABLE, HeldOutError, NotCalibrated
+from kvwall.validation.calibrated import CONSTANTS_TABLE, OFFSETS_TABLE, HeldOutError, NotCalibrated
 
 #: The most devices a plan may span, the layouts it prints, and those of the datasheet estimate beside a calibrated one.
 MAX_PLAN_DEVICES = 128
@@ -66,13 +66,31 @@ def _memory(model: Model, d: Deployment, batch: int, workload: Workload, device:
     return f"{m.total / GB:.1f}/{m.hbm / GB:.0f} GB"
 
 
-def _row(p: PlanPoint, model: Model, device: Device, workload: Workload, ttft_key: str = "ttft_bound_ms") -> dict:
+def _offsets_json(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str) -> dict:
+    return {quantity.lower(): {"factor": fit.factor(quantity, model, device, d, mode),
+                               "levels": fit.levels(quantity, model, device, d, mode)} for quantity in ("TPOT", "TTFT")}
+
+
+def _offsets_line(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str, what: str) -> str:
+    """The offsets' factors of a layout, and the levels of tables/derived/serving_estimate_offsets they come from."""
+    parts = []
+    for quantity in ("TPOT", "TTFT"):
+        levels = fit.levels(quantity, model, device, d, mode)
+        shown = ", ".join(f"{level} x{factor:.2f}" for level, factor in levels.items())
+        parts.append(f"{quantity} x{fit.factor(quantity, model, device, d, mode):.2f}"
+                     + (f" ({shown})" if levels else f" (no measured {mode} point of the engine and model)"))
+    return f"  offsets of {what} (tables/{OFFSETS_TABLE}): {'; '.join(parts)}"
+
+
+def _row(p: PlanPoint, model: Model, device: Device, workload: Workload, ttft_key: str = "ttft_bound_ms",
+         fit: PlanCalibration | None = None) -> dict:
     d = p.deployment
-    return {"devices": d.devices, "layout": d.label, "deployment": asdict(d), "batch": p.batch,
-            "tpot_ms": p.tpot * 1e3, ttft_key: p.ttft * 1e3,
-            "tokens_per_second_per_device": p.tokens_per_second_per_device,
-            "tokens_per_second_per_user": p.tokens_per_second_per_user,
-            **_memory_json(model, d, p.batch, workload, device)}
+    row = {"devices": d.devices, "layout": d.label, "deployment": asdict(d), "batch": p.batch,
+           "tpot_ms": p.tpot * 1e3, ttft_key: p.ttft * 1e3,
+           "tokens_per_second_per_device": p.tokens_per_second_per_device,
+           "tokens_per_second_per_user": p.tokens_per_second_per_user,
+           **_memory_json(model, d, p.batch, workload, device)}
+    return row if fit is None else {**row, "offsets": _offsets_json(fit, model, device, d, "agg")}
 
 
 def _costs_json(costs: LayoutCosts) -> dict:
@@ -98,6 +116,10 @@ def _band(band: HeldOutError | None, mode: str = "agg") -> str:
             f"of {band.points:,} {mode} points")
 
 
+def _scheme(band: HeldOutError | None) -> str:
+    return "grouped 5-fold" if band is None else band.scheme
+
+
 def _band_json(band: HeldOutError | None) -> dict | None:
     if band is None:
         return None
@@ -105,11 +127,14 @@ def _band_json(band: HeldOutError | None) -> dict | None:
             "measured_over_estimate_p90": band.high}
 
 
-def _fit_json(fit: PlanCalibration) -> dict:
+def _fit_json(fit: PlanCalibration, model: Model) -> dict:
+    """The calibration an answer used: its constants, offsets and the held-out bands of the estimate it printed."""
     c = fit.calibrated
-    (tpot, ttft), (disagg_tpot, disagg_ttft) = fit.bands("agg"), fit.bands("disagg")
+    (tpot, ttft), (disagg_tpot, disagg_ttft) = fit.bands("agg", model), fit.bands("disagg", model)
     return {"evidence": "derived from reported data", "engine": c.engine, "points": c.points,
-            "constants": asdict(c.constants), "held_out_tpot": _band_json(tpot), "held_out_ttft": _band_json(ttft),
+            "constants": asdict(c.constants), "offsets": f"tables/{OFFSETS_TABLE}.csv",
+            "held_out_agg": _scheme(tpot), "held_out_disagg": _scheme(disagg_tpot),
+            "held_out_tpot": _band_json(tpot), "held_out_ttft": _band_json(ttft),
             "held_out_disagg_tpot": _band_json(disagg_tpot), "held_out_disagg_ttft": _band_json(disagg_ttft)}
 
 
@@ -181,15 +206,16 @@ def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: st
                        f"{serving.hbm_bandwidth_efficiency:g}, collectives included); TTFT: the lower bound of one request")
     basis = f"{datasheet_basis}; {capacity}" if fit is None else (
         f"TPOT and TTFT: the calibrated estimate of {memory.engine} (constants fitted on {fit.calibrated.points:,} "
-        f"measured points, tables/{CONSTANTS_TABLE}) at isl + osl / 2 with b requests in flight; {capacity}")
+        f"measured points, tables/{CONSTANTS_TABLE}) times its offsets for the model, device, layout and weight "
+        f"format (tables/{OFFSETS_TABLE}) at isl + osl / 2 with b requests in flight; {capacity}")
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
 
     def costs_of(p: PlanPoint | None, with_fit: PlanCalibration | None) -> LayoutCosts | None:
         return None if p is None else layout_costs(model, p.deployment, p.batch, workload, device,
                                                    device.dense_flops[precision], serving, with_fit)
 
-    def row(p: PlanPoint, key: str = ttft_key) -> dict:
-        return _row(p, model, device, workload, key)
+    def row(p: PlanPoint, key: str = ttft_key, with_fit: PlanCalibration | None = fit) -> dict:
+        return _row(p, model, device, workload, key, with_fit)
 
     def memory_of(p: PlanPoint) -> str:
         return _memory(model, p.deployment, p.batch, workload, device)
@@ -204,9 +230,9 @@ def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: st
     if costs is not None:
         (answer["best"] or [answer["closest"]])[0]["costs"] = _costs_json(costs)
     if fit is not None:
-        answer["calibration"] = _fit_json(fit)
+        answer["calibration"] = _fit_json(fit, model)
         answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
-                               "best": [row(p, "ttft_bound_ms") for p in beside[:SHOWN]]}
+                               "best": [row(p, "ttft_bound_ms", None) for p in beside[:SHOWN]]}
         if beside_costs is not None:
             answer["datasheet"]["best"][0]["costs"] = _costs_json(beside_costs)
     targets, evidence = _targets(args), _evidence(fit)
@@ -215,8 +241,8 @@ def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: st
           f"{evidence}")
     say(f"  {basis}")
     if fit is not None:
-        tpot, ttft = fit.bands("agg")
-        say(f"  held out (grouped 5-fold): TPOT {_band(tpot)}; TTFT {_band(ttft)}")
+        tpot, ttft = fit.bands("agg", model)
+        say(f"  held out ({_scheme(tpot)}): TPOT {_band(tpot)}; TTFT {_band(ttft)}")
     if not curves:
         say(f"  no layout of up to {args.gpus} device(s) holds one request of {workload.longest_context:,.0f} tokens")
         return answer
@@ -227,6 +253,8 @@ def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: st
         _print_table(say, [nearest], ttft_header, memory_of)
     say("  mem/GPU: a device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
     say(_costs_line(costs))
+    if fit is not None:
+        say(_offsets_line(fit, model, device, (best[0] if best else nearest).deployment, "agg", "the first"))
     say(f"  frontier: {len(edge)} points no other beats on both tokens/s per device and per user (--json lists them)")
     if fit is not None:
         say(f"  beside it, the datasheet estimate (no fitted constant; {datasheet_basis}):")
@@ -278,8 +306,8 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
                        "prompt on a prefill replica, which it keeps busy as long")
     basis = datasheet_basis if fit is None else (
         f"TPOT and TTFT: the calibrated estimate of {fit.calibrated.engine} as disagg points (constants fitted on "
-        f"{fit.calibrated.points:,} measured points): the decode pool's step without prefills, a prefill replica's "
-        "fixed cost and one prompt")
+        f"{fit.calibrated.points:,} measured points, times the offsets of tables/{OFFSETS_TABLE}): the decode pool's "
+        "step without prefills, a prefill replica's fixed cost and one prompt")
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
     targets = _targets(args)
     costs = None if not found else layout_costs(model, found[0].decode, found[0].batch, workload, device,
@@ -293,10 +321,14 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
 
     answer = {**_head(args, model, device, fit, "disagg", basis),
               "best": [_disagg_row(p, ttft_key, memory_json) for p in found[:SHOWN]]}
+    if fit is not None:
+        for p, row in zip(found, answer["best"]):
+            row["prefill"]["offsets"] = _offsets_json(fit, model, device, p.prefill, "disagg")
+            row["decode"]["offsets"] = _offsets_json(fit, model, device, p.decode, "disagg")
     if costs is not None:
         answer["best"][0]["decode"]["costs"] = _costs_json(costs)
     if fit is not None:
-        answer["calibration"] = _fit_json(fit)
+        answer["calibration"] = _fit_json(fit, model)
         answer["datasheet"] = {"evidence": "derived", "basis": datasheet_basis,
                                "best": [_disagg_row(p, "ttft_bound_ms", memory_json) for p in beside[:SHOWN]]}
     say(f"{model.name}, disaggregated, on up to {args.gpus} x {device.name}, isl {args.isl:,}, osl {args.osl:,}, "
@@ -304,12 +336,14 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
           f"{_evidence(fit)}")
     say(f"  {basis}; queueing and the KV's transfer between the pools not priced")
     if fit is not None:
-        tpot, ttft = fit.bands("disagg")
-        say(f"  held out (grouped 5-fold): TPOT {_band(tpot, 'disagg')}; TTFT {_band(ttft, 'disagg')}")
+        tpot, ttft = fit.bands("disagg", model)
+        say(f"  held out ({_scheme(tpot)}): TPOT {_band(tpot, 'disagg')}; TTFT {_band(ttft, 'disagg')}")
     if found:
         _print_disagg(say, found[:SHOWN], ttft_header, memory_of)
         say("  decode mem/GPU: a decode device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
         say(_costs_line(costs, "the first's decode pool"))
+        if fit is not None:
+            say(_offsets_line(fit, model, device, found[0].decode, "disagg", "the first's decode pool"))
     else:
         say(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
     if fit is not None:

@@ -119,10 +119,11 @@ TARGETS = (
 )
 
 
-def estimate_summary(validation: Validation, rows: pd.DataFrame, tokens: float, latency: float) -> str:
+def estimate_summary(validation: Validation, rows: pd.DataFrame, tokens: float, latency: float,
+                     pseudo_count: float) -> str:
     """The calibrated estimate's error on agg rows held out of its fit, one target a line, the datasheet's beside it."""
     try:
-        _, _, errors = assess(validation.understood, rows, tokens, latency)
+        _, _, errors = assess(validation.understood, rows, tokens, latency, pseudo_count)
     except CalibrationError as error:
         return f"  estimate: not calibrated: {error}"
     agg = errors[(errors["backend"] == "all") & (errors["mode"] == "agg")].set_index(["scheme", "quantity"])
@@ -153,7 +154,8 @@ def run(args: argparse.Namespace, catalog: Catalog) -> int:
     print(summary(validation, rows), file=sys.stderr)
     print("\n".join(calibrated_summary(validation, rows, estimates, fitted_ids(tables))), file=sys.stderr)
     if args.summary:
-        print(estimate_summary(validation, rows, vmap.tokens_per_step, serving.collective_latency), file=sys.stderr)
+        print(estimate_summary(validation, rows, vmap.tokens_per_step, serving.collective_latency,
+                                       vmap.offset_pseudo_count), file=sys.stderr)
     return 0
 
 

@@ -13,7 +13,8 @@ from kvwall.figures.serving import engine_name
 from kvwall.figures.style import EVIDENCE_COLORS, new_figure, settle
 
 #: A marker and a colour per estimate of kvwall.plan.proof.ESTIMATES.
-ESTIMATE_STYLES = {"datasheet": ("o", EVIDENCE_COLORS["derived"]), "calibrated, held out": ("^", "#2e8540")}
+ESTIMATE_STYLES = {"datasheet": ("o", EVIDENCE_COLORS["derived"]), "calibrated, held out": ("^", "#2e8540"),
+                   "calibrated with offsets, held out": ("s", "#8e44ad")}
 #: The summary's row of the measurements ranked against a second measurement of themselves.
 REMEASURED = "a second measurement"
 #: How the limits of the table read as panel titles.

@@ -45,6 +45,7 @@ class ValidationMap:
     compute_precision: Mapping[str, str]  # weight format -> precision of the dense rate its GEMMs run at
     kv_format: str
     tokens_per_step: int
+    offset_pseudo_count: int  # points a lookup offset's mean is shrunk with (kvwall.validation.offsets)
     below_bound: tuple[BelowBound, ...] = ()
     stored_kv_default: str = "bf16"  # the KV format an engine stores where stored_kv_format names none
     stored_kv_formats: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: MappingProxyType({}))  # engine -> weight format -> KV format
@@ -107,6 +108,7 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
                             f"{rate!r} is not a precision a dense rate is given at (known: {', '.join(PRECISIONS)})")
     source(document["kv_format"], "kv_format")
     source(document["tokens_per_step"], "tokens_per_step")
+    source(document["offset_pseudo_count"], "offset_pseudo_count")
     stored = document["stored_kv_format"]
     source(stored, "stored_kv_format")
     for engine, by_weight in stored["engines"].items():
@@ -124,6 +126,7 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
         compute_precision=MappingProxyType(dict(precision["formats"])),
         kv_format=_format(document["kv_format"]["value"], path, "kv_format.value"),
         tokens_per_step=int(document["tokens_per_step"]["value"]),
+        offset_pseudo_count=int(document["offset_pseudo_count"]["value"]),
         stored_kv_default=_format(stored["default"], path, "stored_kv_format.default"),
         stored_kv_formats=MappingProxyType({
             engine: MappingProxyType({w: _format(f, path, f"stored_kv_format.engines.{engine}.{w}") for w, f in by_weight.items()})

@@ -5,7 +5,8 @@ batch at the longest context of a request, isl + osl (kvwall.model.sharding.kv_b
 kvwall.model.capacity.sequences_that_fit divides the engine's KV memory by), against the device's HBM.
 
 Costs per output token: with an engine's calibration, the named costs of kvwall.model.decode_costs for the layout
-priced as kvwall.plan.calibrated prices it, over the tokens a step emits; without, the parts of the datasheet
+priced as kvwall.plan.calibrated prices it, over the tokens a step emits, and what its offsets add to them as a cost
+of their own; without, the parts of the datasheet
 step-time estimate (kvwall.model.step_time.device_step): the weight, KV and busiest-rank bytes at the stated
 bandwidth efficiency, the compute time past them, the collectives. Either way the costs sum to the plan's TPOT.
 """
@@ -24,6 +25,8 @@ from kvwall.model.step_time import device_step
 from kvwall.plan.calibrated import PlanCalibration, planned_points
 from kvwall.plan.search import Workload
 
+#: The cost a calibrated estimate's offsets add (negative where they take some away): kvwall.validation.offsets.
+OFFSET_COST = "offsets"
 #: The parts of the datasheet step-time estimate, in the order they are summed.
 DATASHEET_COSTS = ("weights", "kv", "compute", "collectives", "imbalance")
 
@@ -68,7 +71,12 @@ def layout_costs(model: Model, d: Deployment, batch: int, workload: Workload, de
         points = planned_points(model, d, device, peak, serving, workload.decode_context, one, workload.input_tokens,
                                 workload.output_tokens, mode)
         costs = decode_costs(points, fit.calibrated.constants)
-        return LayoutCosts("calibrated", {name: float(costs[name][0]) / fit.tokens_per_step for name in COSTS})
+        named = {name: float(costs[name][0]) / fit.tokens_per_step for name in COSTS}
+        if fit.offsets is None:
+            return LayoutCosts("calibrated", named)
+        # the offsets' factor as a cost of its own: what the measurements add to (or take from) the named costs
+        offset = sum(named.values()) * (fit.factor("TPOT", model, device, d, mode) - 1.0)
+        return LayoutCosts("calibrated", {**named, OFFSET_COST: offset})
     efficiency, bandwidth = serving.hbm_bandwidth_efficiency, device.hbm_bandwidth
     step = device_step(model, d, workload.decode_context, one, bandwidth, peak, serving.link_for(device, d),
                        serving.collective_latency, serving.activation_bytes, efficiency)

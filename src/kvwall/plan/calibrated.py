@@ -1,14 +1,16 @@
 """The calibrated estimate `kvwall plan --engine` prices layouts with: derived from reported data.
 
-The engine's constants and their held-out error are read from the tables by kvwall.validation.calibrated, as `kvwall
-regime --engine` reads them, never refitted: the constants of tables/derived/serving_engine_constants and the error
-band of the grouped 5-fold cross-validation of tables/derived/serving_estimate_error on the engine's agg (or disagg)
-points, the median |estimate / measured - 1| and the 10th to 90th percentile of measured / estimate, for TPOT and for
-TTFT. A planned layout at batch b is priced as a measured agg point at b running sequences
+The engine's constants, offsets and their held-out error are read from the tables by kvwall.validation.calibrated,
+never refitted: the constants of tables/derived/serving_engine_constants, times the offsets of
+tables/derived/serving_estimate_offsets for the planned engine, mode, model, device, layout and weight format
+(kvwall.validation.offsets: a factor per level the measurements hold, none where they hold nothing of the model),
+and the error band of the grouped 5-fold cross-validation with offsets of tables/derived/serving_estimate_error on
+the engine's agg (or disagg) points, the median |estimate / measured - 1| and the 10th to 90th percentile of
+measured / estimate, for TPOT and for TTFT. A planned layout at batch b is priced as a measured agg point at b running sequences
 (kvwall.model.decode_inputs): TPOT is kvwall.model.decode_costs's decode step over the tokens a step emits, TTFT
 kvwall.model.first_token_estimate's (the fixed cost and half the wave of b prefills); a disaggregated plan's decode
 instances as disagg points (no prefill interference) and its prefill instances' TTFT as a disagg point's (the fixed
-cost and one prompt on a replica). The KV a plan asks for (--kv-dtype) is the KV the engine stores, so the stored
+cost and one prompt on a replica, its busy time scaled with its TTFT's factor). The KV a plan asks for (--kv-dtype) is the KV the engine stores, so the stored
 over counted KV bytes is 1. The fitted numbers price estimates only; no bound reads them.
 """
 
@@ -27,27 +29,60 @@ from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.model.decode_costs import decode_step
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token_estimate import first_token_estimate
-from kvwall.validation.calibrated import Calibrated, HeldOutError, read_calibrated, tables_beside
+from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, Calibrated, HeldOutError, read_calibrated,
+                                          read_offsets, tables_beside)
+from kvwall.validation.offsets import Offsets, layout_name
 
 
 @dataclass(frozen=True)
 class PlanCalibration:
-    """An engine's calibration as the tables hold it, and the tokens a decode step emits (config/validation.yaml)."""
+    """An engine's calibration as the tables hold it, the tokens a decode step emits (config/validation.yaml), the
+    engine's offsets (None: the constants alone) and the held-out error of the estimate with them."""
 
     calibrated: Calibrated
     tokens_per_step: float
+    offsets: Offsets | None = None
+    with_offsets: Calibrated | None = None
 
-    def bands(self, mode: str) -> tuple[HeldOutError | None, HeldOutError | None]:
-        """The held-out error of TPOT and TTFT on ``mode``'s points (None where none was held out)."""
-        return self.calibrated.tpot_error.get(mode), self.calibrated.ttft_error.get(mode)
+    def bands(self, mode: str, model: Model | None = None) -> tuple[HeldOutError | None, HeldOutError | None]:
+        """The held-out error of TPOT and TTFT on ``mode``'s points (None where none was held out): of the estimate
+        with offsets where they hold ``model`` in ``mode``, else of the constants alone (a model the measurements do
+        not hold gets no offset, and the band of an estimate without)."""
+        held = self.calibrated
+        if model is not None and self.with_offsets is not None and self.holds(model, mode):
+            held = self.with_offsets
+        return held.tpot_error.get(mode), held.ttft_error.get(mode)
+
+    def holds(self, model: Model, mode: str) -> bool:
+        """Whether the offsets hold measured points of ``model`` in ``mode`` on this engine."""
+        return self.offsets is not None and self.offsets.holds("TPOT", (self.calibrated.engine, mode, model.id))
+
+    def factor(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str) -> float:
+        """The offsets' factor of ``quantity`` (TPOT, TTFT) for the layout ``d`` of ``model`` on ``device`` in
+        ``mode``: 1 without offsets or where they hold none of it."""
+        return 1.0 if self.offsets is None else self.offsets.factor(quantity, offset_key(self, model, device, d, mode))
+
+    def levels(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str) -> dict[str, float]:
+        """The factor of each level of the offsets that holds the layout, coarse to fine."""
+        return {} if self.offsets is None else self.offsets.levels_of(quantity, offset_key(self, model, device, d, mode))
+
+
+def offset_key(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str) -> tuple[str, ...]:
+    """The layout's key in the offsets (kvwall.validation.offsets.KEY_COLUMNS): without its weight format where
+    the parts' formats differ, which no measured point records."""
+    experts = d.expert_parallel if model.moe is not None else 1
+    key = (fit.calibrated.engine, mode, model.id, device.id,
+           layout_name(d.devices, d.tensor_parallel, d.pipeline_parallel, d.data_parallel, experts))
+    return (*key, d.weight_format) if isinstance(d.weight_format, str) else key
 
 
 def read_plan_calibration(catalog: Catalog, engine: str) -> PlanCalibration:
-    """``engine``'s calibration from the tables beside the catalogue's config/; NotCalibrated where they are not
-    built or hold no row of it."""
-    calibrated = read_calibrated(tables_beside(catalog), engine)
+    """``engine``'s calibration and offsets from the tables beside the catalogue's config/, with the held-out bands
+    of the estimate without and with offsets; NotCalibrated where they are not built or hold no row of it."""
+    tables = tables_beside(catalog)
     vmap = load_validation_map(Path(catalog.files["devices"]).parent / VALIDATION_FILE, catalog)
-    return PlanCalibration(calibrated, float(vmap.tokens_per_step))
+    return PlanCalibration(read_calibrated(tables, engine), float(vmap.tokens_per_step), read_offsets(tables, engine),
+                           read_calibrated(tables, engine, HELD_OUT_WITH_OFFSETS))
 
 
 def planned_points(model: Model, d: Deployment, device: Device, peak: float, serving: ServingInputs, context: float,

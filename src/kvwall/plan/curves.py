@@ -1,5 +1,6 @@
 """The layouts and batches `kvwall plan` searches, priced on a catalogue device: with the datasheet step-time
-estimate and the TTFT bound, or with an engine's calibrated estimate of both (kvwall.plan.calibrated)."""
+estimate and the TTFT bound, or with an engine's calibrated estimate of both, times its offsets
+(kvwall.plan.calibrated)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, 
                 fit: PlanCalibration | None = None, mode: str = "agg") -> list[LayoutCurve]:
     """Every layout of ``model`` on up to ``gpus`` devices at every batch it holds, in the catalogue's formats, at
     the device's dense rate at ``precision``: without ``fit``, the step-time estimate and the TTFT bound; with it,
-    the engine's calibrated TPOT and TTFT, in ``mode`` (disagg: decode instances, no prefill interference).
+    the engine's calibrated TPOT and TTFT times the offsets' factors, in ``mode`` (disagg: decode instances, no
+    prefill interference).
     ``serving``: the catalogue's serving assumptions where the caller holds them already."""
     serving = serving or load_serving_inputs(catalog)
     a, peak, bandwidth = catalog.assumptions, device.dense_flops[precision], device.hbm_bandwidth
@@ -46,10 +48,10 @@ def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, 
                                   workload.input_tokens, workload.output_tokens, mode)
 
         def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:
-            return calibrated_tpot(priced(d, batches), fit)
+            return calibrated_tpot(priced(d, batches), fit) * fit.factor("TPOT", model, device, d, mode)
 
         def first_token_seconds(d: Deployment, prompt: float, batches: np.ndarray) -> np.ndarray:
-            return calibrated_ttft(priced(d, batches), fit)
+            return calibrated_ttft(priced(d, batches), fit) * fit.factor("TTFT", model, device, d, mode)
 
     return layout_curves(model, a.weight_dtype, a.kv_dtype, gpus, workload, device.hbm_capacity, serving.memory(engine),
                          device.scale_up is not None, step_seconds, first_token_seconds)
@@ -59,7 +61,8 @@ def prefill_layouts(catalog: Catalog, model: Model, device: Device, precision: s
                     engine: str | None = None, serving: ServingInputs | None = None,
                     fit: PlanCalibration | None = None) -> list[PrefillLayout]:
     """Every layout of plan_curves as a prefill instance of one prompt of isl tokens per replica: without ``fit``,
-    TTFT and busy time both the TTFT bound; with it, the calibrated TTFT of a disagg point and its prefill alone."""
+    TTFT and busy time both the TTFT bound; with it, the calibrated TTFT of a disagg point and its prefill alone,
+    both times the offsets' TTFT factor."""
     serving = serving or load_serving_inputs(catalog)
     peak, bandwidth = device.dense_flops[precision], device.hbm_bandwidth
     one = np.ones(1)
@@ -74,5 +77,7 @@ def prefill_layouts(catalog: Catalog, model: Model, device: Device, precision: s
             continue
         points = planned_points(model, d, device, peak, serving, workload.decode_context, one, workload.input_tokens,
                                 workload.output_tokens, "disagg")
-        found.append(PrefillLayout(d, float(calibrated_ttft(points, fit)[0]), float(calibrated_prefill(points, fit)[0])))
+        factor = fit.factor("TTFT", model, device, d, "disagg")
+        found.append(PrefillLayout(d, float(calibrated_ttft(points, fit)[0]) * factor,
+                                   float(calibrated_prefill(points, fit)[0]) * factor))
     return found

@@ -3,10 +3,12 @@
 A group is the understood agg points of the serving measurements (kvwall.validation) that share a model, a
 system, an engine, a weight format and the lengths isl and osl, at two layouts or more. At a TPOT limit, each
 layout's throughput per GPU is its best in_flight / (TPOT x GPUs) over its points whose TPOT is within the limit:
-measured with the measured TPOT, estimated with an estimate's, at the same concurrencies. Two estimates rank: the
-datasheet step-time estimate (kvwall.model.step_time, no fitted constant) and the calibrated one as grouped
+measured with the measured TPOT, estimated with an estimate's, at the same concurrencies. Three estimates rank: the
+datasheet step-time estimate (kvwall.model.step_time, no fitted constant), the calibrated one as grouped
 cross-validation predicts it (kvwall.validation.estimate_error), folds of whole groups: every layout of a group is
-predicted by the same constants, fitted without any point of the group. The layouts the
+predicted by the same constants, fitted without any point of the group; and the same with the offsets
+(kvwall.validation.offsets) of those folds' points, which `kvwall plan --engine` prices with: for a held-out group,
+what the other lengths of its engine, model, device, layout and format measured. The layouts the
 measurements rank (those with a point within the limit) are ranked both ways; a layout the estimate puts past the
 limit at every concurrency ranks last. The limits: the median of the group's measured TPOT, where half its measured
 points qualify, and the loosest, no limit, where every point qualifies both ways (at the largest measured TPOT
@@ -30,7 +32,8 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from kvwall.validation.estimate_error import grouped_folds, held_out, measured_times
+from kvwall.validation.estimate_error import grouped_folds, held_out, measured_times, with_offsets
+from kvwall.validation.offsets import layout_name as priced_layout_name
 
 #: The columns that make a group (its layouts told apart by layout_name).
 GROUP = ("model", "device", "backend", "weight_format", "isl", "osl")
@@ -39,22 +42,26 @@ LIMITS = {"median": 0.5, "loosest": None}
 
 
 #: The estimates ranked, and the column of the points each one's TPOT is in (ms).
-ESTIMATES = {"datasheet": "tpot_estimate_ms", "calibrated, held out": "tpot_calibrated_ms"}
+ESTIMATES = {"datasheet": "tpot_estimate_ms", "calibrated, held out": "tpot_calibrated_ms",
+             "calibrated with offsets, held out": "tpot_offsets_ms"}
 #: The measurements ranked against themselves measured again, the draws of a second measurement, and their seed
 #: (numpy's PCG64 draws the same integers on every machine).
 SECOND, DRAWS, SEED = "a second measurement", 200, 0
 
 
 def layout_name(row: pd.Series) -> str:
-    """4 GPUs TP4 EP4: the GPU count and the degrees above 1."""
-    degrees = [f"{name}{int(row[column])}" for name, column in (("TP", "tp"), ("PP", "pp"), ("DP", "dp"), ("EP", "moe_ep"))
-               if int(row[column]) > 1]
-    return " ".join([f"{int(row['devices'])} GPU{'s' if int(row['devices']) > 1 else ''}", *degrees])
+    """4 GPUs TP4 EP4: the GPU count and the degrees above 1, EP as the row records it."""
+    return priced_layout_name(row["devices"], row["tp"], row["pp"], row["dp"], row["moe_ep"])
 
 
-def held_out_tpot(points: pd.DataFrame, rows: pd.DataFrame, tokens: float) -> pd.Series:
-    """The calibrated TPOT (ms) of each understood point, from constants fitted on the folds without its group."""
-    return held_out(points, measured_times(points, rows), tokens, grouped_folds(points, GROUP))["tpot"]
+def held_out_tpot(points: pd.DataFrame, rows: pd.DataFrame, tokens: float, pseudo_count: float) -> pd.DataFrame:
+    """The calibrated TPOT (ms) of each understood point from constants fitted on the folds without its group
+    (tpot_calibrated_ms), and times the offsets of those folds' points (tpot_offsets_ms, ``pseudo_count``: their
+    shrinkage)."""
+    measured, folds, fits = measured_times(points, rows), grouped_folds(points, GROUP), {}
+    plain = held_out(points, measured, tokens, folds, fits)
+    offset = with_offsets(points, measured, tokens, folds, plain, fits, pseudo_count)
+    return pd.DataFrame({"tpot_calibrated_ms": plain["tpot"], "tpot_offsets_ms": offset["tpot"]})
 
 
 def _doubled_ranks(values: np.ndarray) -> np.ndarray:

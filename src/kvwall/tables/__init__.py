@@ -68,6 +68,7 @@ WRITTEN_BY_OTHER_RULES: dict[str, tuple[str, str]] = {
     "derived/serving_format_claim": ("kvwall.tables.validation", "format_claim"),
     "derived/serving_engine_constants": ("kvwall.tables.validation", "engine_constants"),
     "derived/serving_estimate_error": ("kvwall.tables.validation", "estimate_error"),
+    "derived/serving_estimate_offsets": ("kvwall.tables.validation", "estimate_offsets"),
     "derived/serving_error_sources": ("kvwall.tables.validation", "error_sources"),
     "derived/serving_repeatability": ("kvwall.tables.validation", "repeatability"),
     "measured/kv_slope_fits": ("kvwall.tables.kv_slope_fits", "kv_slope_table"),

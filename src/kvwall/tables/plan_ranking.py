@@ -17,8 +17,10 @@ from kvwall.tables.validation import MEASUREMENTS_SOURCE, records
 _BASIS = ("A layout's rate is its best in_flight / (TPOT x GPUs) among its points within the limit, measured with "
           "the measured TPOT and estimated with an estimate's at the same concurrencies: the datasheet step-time "
           "estimate (kvwall.model.step_time, datasheet bandwidth at the stated efficiency, collectives included, no "
-          "fitted constant), or the calibrated estimate as grouped cross-validation predicts it (constants fitted "
-          "without any point of the group, tables/derived/serving_engine_constants); the limits are the median "
+          "fitted constant), the calibrated estimate as grouped cross-validation predicts it (constants fitted "
+          "without any point of the group, tables/derived/serving_engine_constants), or the same times its offsets "
+          "fitted without any point of the group (tables/derived/serving_estimate_offsets, what kvwall plan --engine "
+          "prices with); the limits are the median "
           "measured TPOT of the group and none (loosest: every point counts, measured and estimated).")
 
 

@@ -9,6 +9,8 @@
 - tables/derived/serving_engine_constants: each engine's fitted constants (kvwall.validation.calibration);
 - tables/derived/serving_estimate_error: the estimate's error on points it did not see
   (kvwall.validation.estimate_error);
+- tables/derived/serving_estimate_offsets: the calibrated estimate's offsets per engine, model, device, layout and
+  weight format (kvwall.validation.offsets);
 - tables/derived/serving_error_sources: that error after corrections for more and more of what the rows record
   (kvwall.validation.error_sources);
 - tables/derived/serving_repeatability: how far two measurements of one deployment differ
@@ -272,12 +274,48 @@ def estimate_error(summary: pd.DataFrame) -> Table:
         title="How well the estimate predicts measured TPOT and TTFT",
         caption="The absolute percentage error |estimate / measured - 1| of the estimated TPOT and TTFT: at datasheet "
         "rates (no fitted constant), with each engine's constants fitted on every point, on points held out by "
-        f"grouped {FOLDS}-fold cross-validation (points that differ only in concurrency in one fold) and by leaving "
-        "one model, one device or one engine version out; and the 10th and 90th percentiles of measured / estimate, "
+        f"grouped {FOLDS}-fold cross-validation (points that differ only in concurrency in one fold), the same with "
+        "the offsets of serving_estimate_offsets fitted on the other folds alone, and by leaving one model, one "
+        "device or one engine version out; and the 10th and 90th percentiles of measured / estimate, "
         "between which 80% of the points fall.",
         columns=_ERROR,
         rows=records(frame, _ERROR),
         sources=(MEASUREMENTS_SOURCE,),
+    )
+
+
+_OFFSETS = (
+    Column("backend", "Engine"),
+    Column("quantity", "Quantity"),
+    Column("level", "Level"),
+    Column("mode", "Mode"),
+    Column("model", "Model"),
+    Column("device", "Device"),
+    Column("layout", "Layout"),
+    Column("weight_format", "Weight format"),
+    Column("points", "Points", "derived", "int", "count"),
+    Column("factor", "Factor", "derived", "times2", "ratio"),
+    Column("factor_p10", "Factor, 10th pct", "derived", "times2", "ratio"),
+    Column("factor_p90", "Factor, 90th pct", "derived", "times2", "ratio"),
+)
+
+
+@keyed("backend", "quantity", "level", "mode", "model", "device", "layout", "weight_format")
+def estimate_offsets(offsets: pd.DataFrame, pseudo_count: int) -> Table:
+    """The calibrated estimate's offsets (kvwall.validation.offsets.fit_offsets), fitted on every understood point."""
+    return Table(
+        id="serving_estimate_offsets",
+        title="What the calibrated estimate misses per engine, model, device, layout and weight format",
+        caption="The factor each key multiplies the calibrated TPOT or TTFT by, nested coarse to fine (per engine, "
+        "mode and model, then device, layout and weight format, each level fitted on what the coarser ones left): "
+        "the mean of ln(measured / estimate) over the key's points shrunk by a pseudo-count of "
+        f"{pseudo_count} (config/validation.yaml), on every understood point with the constants of "
+        "serving_engine_constants, rounded to three significant digits, with the 80% interval of a normal mean. An "
+        "estimate's factor is the product of its keys'; a key the points do not hold has none. Derived from "
+        "reported data; a lookup that does not carry over to another model, and no bound uses it.",
+        columns=_OFFSETS,
+        rows=records(offsets, _OFFSETS),
+        sources=(MEASUREMENTS_SOURCE, "config/validation.yaml"),
     )
 
 

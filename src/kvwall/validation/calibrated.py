@@ -27,12 +27,16 @@ from kvwall.model.engine_constants import PRINTED_UNITS, EngineConstants, datash
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
 from kvwall.validation.estimate_error import SCHEMES
+from kvwall.validation.offsets import Offsets, offsets_from
 from kvwall.validation.points import COST_INPUTS, derive
 
 #: The tables the constants and their error are read from, under a checkout's tables/ (beside its config/).
 TABLES, CONSTANTS_TABLE, ERROR_TABLE = "tables", "derived/serving_engine_constants", "derived/serving_estimate_error"
-#: The error band an estimate is printed with: points held out by grouped K-fold cross-validation.
-HELD_OUT = SCHEMES[2]
+#: The error band an estimate is printed with: points held out by grouped K-fold cross-validation, and the same
+#: with the offsets of OFFSETS_TABLE (fitted on the other folds), the band of an estimate with offsets.
+HELD_OUT, HELD_OUT_WITH_OFFSETS = SCHEMES[2], SCHEMES[6]
+#: The table of the calibrated estimate's offsets (kvwall.validation.offsets), fitted on every understood point.
+OFFSETS_TABLE = "derived/serving_estimate_offsets"
 
 
 class NotCalibrated(ValueError):
@@ -88,8 +92,9 @@ def tables_beside(catalog: Catalog) -> Path:
     return Path(catalog.files["devices"]).parent.parent / TABLES
 
 
-def read_calibrated(tables: str | Path, engine: str) -> Calibrated:
-    """``engine``'s constants (in base units) and held-out errors from the tables under ``tables``."""
+def read_calibrated(tables: str | Path, engine: str, scheme: str = HELD_OUT) -> Calibrated:
+    """``engine``'s constants (in base units) and the held-out errors of ``scheme`` from the tables under
+    ``tables``."""
     constants = _table(Path(tables), CONSTANTS_TABLE)
     rows = constants[constants["backend"] == engine].set_index("constant")
     if rows.empty:
@@ -97,16 +102,23 @@ def read_calibrated(tables: str | Path, engine: str) -> Calibrated:
     # the table prints each constant in its unit; back in base units, its three significant digits are the fit's own
     values = {name: rounded(float(rows.loc[name, "value"]) * PRINTED_UNITS[name][1]) for name in EngineConstants.NAMES}
     errors = _table(Path(tables), ERROR_TABLE)
-    held = errors[(errors["scheme"] == HELD_OUT) & (errors["backend"] == engine)]
+    held = errors[(errors["scheme"] == scheme) & (errors["backend"] == engine)]
 
     def by_mode(quantity: str) -> dict[str, HeldOutError]:
         chosen = held[held["quantity"] == quantity]
-        return {r["mode"]: HeldOutError(HELD_OUT, int(r["points"]), float(r["median_error"]), float(r["mean_error"]),
+        return {r["mode"]: HeldOutError(scheme, int(r["points"]), float(r["median_error"]), float(r["mean_error"]),
                                         float(r["measured_over_estimate_p10"]), float(r["measured_over_estimate_p90"]))
                 for r in chosen.to_dict("records")}
 
     return Calibrated(engine, EngineConstants(**values), int(rows.loc["fixed_step", "points"]), by_mode("TPOT"),
                       by_mode("TTFT"))
+
+
+def read_offsets(tables: str | Path, engine: str) -> Offsets:
+    """``engine``'s offsets (kvwall.validation.offsets) from OFFSETS_TABLE under ``tables``: none where it holds no
+    row of the engine."""
+    offsets = _table(Path(tables), OFFSETS_TABLE).fillna("")
+    return offsets_from(offsets[offsets["backend"] == engine])
 
 
 def cost_points(model, device, deployment: Deployment, engine: str, mode: str, in_flight: float, isl: float,

@@ -3,8 +3,9 @@
 Per engine (kvwall.validation.calibration), TPOT (kvwall.model.decode_costs) and TTFT
 (kvwall.model.first_token_estimate) are predicted four ways: at datasheet rates (kvwall.model.engine_constants,
 uncalibrated), with constants fitted on every point (in sample), by grouped K-fold cross-validation (points that
-differ only in concurrency, kvwall.validation.points.GROUP, stay in one fold; folds drawn with a fixed seed), and
-leaving one model, one device or one engine version out. Each is summarized per engine and mode by the absolute
+differ only in concurrency, kvwall.validation.points.GROUP, stay in one fold; folds drawn with a fixed seed), the
+same with the offsets of kvwall.validation.offsets (fitted, like the constants, on the other folds' points alone),
+and leaving one model, one device or one engine version out. Each is summarized per engine and mode by the absolute
 percentage error |estimate / measured - 1|: its median and mean and the share of points within 10% and 20%, and by
 the 10th and 90th percentiles of measured / estimate (BAND: the span of 80% of the points). A held-out set whose
 engine has too few training points is not predicted, and not counted; nor is a point whose engine version is not
@@ -21,13 +22,14 @@ from kvwall.model.engine_constants import EngineConstants, datasheet_constants
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
 from kvwall.validation.calibration import Calibration, CalibrationError, calibrate
+from kvwall.validation.offsets import fitted_offsets, point_keys
 from kvwall.validation.points import GROUP
 
 #: Folds of the grouped cross-validation and the seed that draws them.
 FOLDS, SEED = 5, 0
 #: The ways a point is predicted, in the order they are listed.
 SCHEMES = ("datasheet", "in sample", f"grouped {FOLDS}-fold", "leave one model out", "leave one device out",
-           "leave one engine version out")
+           "leave one engine version out", f"grouped {FOLDS}-fold, with offsets")
 #: The quantiles of measured / estimate each summary gives: the band 80% of the points fall in.
 BAND = (0.1, 0.9)
 
@@ -74,25 +76,59 @@ def held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label:
     return out
 
 
+def log_residuals(measured: pd.DataFrame, predicted: pd.DataFrame) -> dict[str, pd.Series]:
+    """ln(measured / estimate) of TPOT and TTFT (kvwall.validation.offsets.QUANTITIES), NaN where either is not a
+    positive time."""
+    def log_ratio(column: str) -> pd.Series:
+        ratio = measured[column].astype(float) / predicted[column].astype(float)
+        return np.log(ratio.where(ratio > 0.0))
+    return {"TPOT": log_ratio("tpot"), "TTFT": log_ratio("ttft")}
+
+
+def with_offsets(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label: pd.Series,
+                 held: pd.DataFrame, fits: dict, pseudo_count: float) -> pd.DataFrame:
+    """TPOT and TTFT (ms) of each point held out by ``label``: ``held``, its prediction by the constants ``fits``
+    holds per (engine, label held out), times the offsets (kvwall.validation.offsets) of the residuals of the
+    engine's points of the other labels against the same constants."""
+    keys = point_keys(points)
+    out = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
+    for (engine, held_label), constants in sorted(fits.items()):
+        engine_points = points["backend"] == engine
+        train, test = points[engine_points & (label != held_label)], points[engine_points & (label == held_label)]
+        tpot, ttft = _predict(train, constants, tokens)
+        trained = pd.DataFrame({"tpot": tpot, "ttft": ttft}, index=train.index)
+        lookup = fitted_offsets(keys.loc[train.index], log_residuals(measured.loc[train.index], trained), pseudo_count)
+        for quantity, column in (("TPOT", "tpot"), ("TTFT", "ttft")):
+            factor = np.exp(lookup.log_offsets_of(quantity, keys.loc[test.index]))
+            out.loc[test.index, column] = held.loc[test.index, column].to_numpy(dtype=float) * factor
+    return out
+
+
 def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, latency: float,
-                calibrations: dict[str, Calibration], versions: pd.Series,
+                calibrations: dict[str, Calibration], versions: pd.Series, pseudo_count: float,
                 fold_fits: dict | None = None) -> dict[str, pd.DataFrame]:
     """Per scheme (SCHEMES), the TPOT and TTFT (ms) it predicts for each understood point (``measured``: the
-    reported tpot and ttft in ms; ``versions``: each point's engine version); ``fold_fits``, where given, receives
-    the grouped cross-validation's constants per (engine, fold held out)."""
+    reported tpot and ttft in ms; ``versions``: each point's engine version; ``pseudo_count``: the offsets'
+    shrinkage, kvwall.validation.offsets); ``fold_fits``, where given, receives the grouped cross-validation's
+    constants per (engine, fold held out)."""
     datasheet = pd.DataFrame(np.column_stack(_predict(points, datasheet_constants(latency), tokens)),
                              index=points.index, columns=["tpot", "ttft"])
     in_sample = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
     for engine, group in points.groupby("backend", sort=True):
         tpot, ttft = _predict(group, calibrations[engine].constants, tokens)
         in_sample.loc[group.index, "tpot"], in_sample.loc[group.index, "ttft"] = tpot, ttft
+    folds, fits = grouped_folds(points), {}
+    grouped = held_out(points, measured, tokens, folds, fits)
+    if fold_fits is not None:
+        fold_fits.update(fits)
     return {
         SCHEMES[0]: datasheet,
         SCHEMES[1]: in_sample,
-        SCHEMES[2]: held_out(points, measured, tokens, grouped_folds(points), fold_fits),
+        SCHEMES[2]: grouped,
         SCHEMES[3]: held_out(points, measured, tokens, points["model"]),
         SCHEMES[4]: held_out(points, measured, tokens, points["device"]),
         SCHEMES[5]: held_out(points, measured, tokens, versions.astype(str)),
+        SCHEMES[6]: with_offsets(points, measured, tokens, folds, grouped, fits, pseudo_count),
     }
 
 
@@ -131,12 +167,13 @@ def measured_times(points: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"tpot": rows.loc[points.index, "silicon_tpot_ms"], "ttft": rows.loc[points.index, "silicon_ttft_ms"]})
 
 
-def assess(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, latency: float, fold_fits: dict | None = None
-           ) -> tuple[dict[str, Calibration], dict[str, pd.DataFrame], pd.DataFrame]:
+def assess(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, latency: float, pseudo_count: float,
+           fold_fits: dict | None = None) -> tuple[dict[str, Calibration], dict[str, pd.DataFrame], pd.DataFrame]:
     """The engines' calibrations, every scheme's predictions and their error summary for the understood points of
-    ``rows`` (their reported silicon_tpot_ms and silicon_ttft_ms); ``fold_fits`` as predictions fills it."""
+    ``rows`` (their reported silicon_tpot_ms and silicon_ttft_ms); ``pseudo_count`` and ``fold_fits`` as
+    predictions takes them."""
     measured = measured_times(understood, rows)
     calibrations = engine_calibrations(understood, measured, tokens)
     versions = rows.loc[understood.index, "backend_version"] if "backend_version" in rows else pd.Series("", index=understood.index)
-    predicted = predictions(understood, measured, tokens, latency, calibrations, versions, fold_fits)
+    predicted = predictions(understood, measured, tokens, latency, calibrations, versions, pseudo_count, fold_fits)
     return calibrations, predicted, error_summary(understood, measured, predicted)
