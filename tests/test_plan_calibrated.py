@@ -2,6 +2,7 @@
 properties of the search, and the constants and error band the command reads from the tables."""
 
 import json
+import math
 import shutil
 from dataclasses import replace
 
@@ -191,15 +192,19 @@ def test_the_calibrated_costs_of_every_layout_sum_to_its_tpot(catalog, mode, mod
             assert (found.costs["prefill"] == 0.0) == (mode == "disagg")
 
 
-#: Offsets by hand: trtllm's agg TPOT on llama-3-8b x1.2, on it on the H200 x0.9, on one H200 alone x1.1, and its
-#: agg TTFT x0.5; every other key none.
+#: Offsets by hand: trtllm's agg TPOT on llama-3-8b x1.2, on it on the H200 x0.9, on one H200 alone x1.1 at 16
+#: sequences and x1.05 per doubling of them from 4 to 64, and its agg TTFT x0.5; every other key none.
+NO_SLOPE = {"slope": 1.0, "sequences": 8.0, "sequences_low": 1.0, "sequences_high": 1024.0}
 OFFSETS = offsets_from(pd.DataFrame([
-    {"backend": "trtllm", "quantity": "TPOT", "level": "model", "mode": "agg", "model": "llama-3-8b", "factor": 1.2},
+    {"backend": "trtllm", "quantity": "TPOT", "level": "model", "mode": "agg", "model": "llama-3-8b", "factor": 1.2,
+     **NO_SLOPE},
     {"backend": "trtllm", "quantity": "TPOT", "level": "device", "mode": "agg", "model": "llama-3-8b",
-     "device": "h200-sxm", "factor": 0.9},
+     "device": "h200-sxm", "factor": 0.9, **NO_SLOPE},
     {"backend": "trtllm", "quantity": "TPOT", "level": "layout", "mode": "agg", "model": "llama-3-8b",
-     "device": "h200-sxm", "layout": "1 GPU", "factor": 1.1},
-    {"backend": "trtllm", "quantity": "TTFT", "level": "model", "mode": "agg", "model": "llama-3-8b", "factor": 0.5},
+     "device": "h200-sxm", "layout": "1 GPU", "factor": 1.1, "slope": 1.05, "sequences": 16.0, "sequences_low": 4.0,
+     "sequences_high": 64.0},
+    {"backend": "trtllm", "quantity": "TTFT", "level": "model", "mode": "agg", "model": "llama-3-8b", "factor": 0.5,
+     **NO_SLOPE},
 ]))
 WITH_BAND = HeldOutError("grouped 5-fold, with offsets", 100, 0.1, 0.12, 0.85, 1.2)
 FIT_OFFSETS = replace(FIT, offsets=OFFSETS, with_offsets=replace(FIT.calibrated, tpot_error={"agg": WITH_BAND},
@@ -214,18 +219,25 @@ def test_a_layout_with_offsets_by_hand(catalog):
                                                    fit=FIT_OFFSETS)}
     assert plain.keys() == offset.keys()
     for d, curve in offset.items():
-        # 1.2 x 0.9 on every layout of the model on the H200, x1.1 more on one GPU; TTFT x0.5 everywhere
-        factor = 1.2 * 0.9 * (1.1 if d.devices == 1 else 1.0)
-        assert np.allclose(curve.tpot, plain[d].tpot * factor, rtol=1e-12)
-        assert np.allclose(curve.ttft, plain[d].ttft * 0.5, rtol=1e-12)
+        # 1.2 x 0.9 on every layout of the model on the H200; on one GPU x1.1 at 16 sequences, x1.05 per doubling
+        # between 4 and 64 and held at the ends; TTFT x0.5 everywhere
+        sequences = np.clip(curve.batches / d.data_parallel, 4.0, 64.0)
+        factor = 1.2 * 0.9 * (1.1 * 1.05 ** np.log2(sequences / 16.0) if d.devices == 1 else 1.0)
+        assert np.allclose(curve.tpot, plain[d].tpot * factor, rtol=1e-12, atol=0.0)
+        assert np.allclose(curve.ttft, plain[d].ttft * 0.5, rtol=1e-12, atol=0.0)
         found = layout_costs(model, d, 100, workload, device, 989.5e12, load_serving_inputs(catalog), FIT_OFFSETS)
         assert found.tpot == pytest.approx(curve.tpot[99], rel=1e-12)
-        assert found.costs["offsets"] == pytest.approx(plain[d].tpot[99] * (factor - 1.0), rel=1e-9)
+        at_100 = np.broadcast_to(factor, curve.batches.shape)[99]
+        assert found.costs["offsets"] == pytest.approx(plain[d].tpot[99] * (at_100 - 1.0), rel=1e-9)
+    one = Deployment()
+    assert FIT_OFFSETS.factor("TPOT", model, device, one, "agg", 2.0) == pytest.approx(1.2 * 0.9 * 1.1 / 1.05 ** 2)
+    assert FIT_OFFSETS.levels("TPOT", model, device, one, "agg", 32.0) == pytest.approx(
+        {"model": 1.2, "device": 0.9, "layout": 1.1 * 1.05})
     # in disagg, on another device or another model: no offset
     other = catalog.devices["b200"]
-    assert FIT_OFFSETS.factor("TPOT", model, other, Deployment(), "agg") == pytest.approx(1.2)
-    assert FIT_OFFSETS.factor("TPOT", model, device, Deployment(), "disagg") == 1.0
-    assert FIT_OFFSETS.factor("TPOT", catalog.models["llama-3-70b"], device, Deployment(), "agg") == 1.0
+    assert FIT_OFFSETS.factor("TPOT", model, other, one, "agg", 8.0) == pytest.approx(1.2)
+    assert FIT_OFFSETS.factor("TPOT", model, device, one, "disagg", 8.0) == 1.0
+    assert FIT_OFFSETS.factor("TPOT", catalog.models["llama-3-70b"], device, one, "agg", 8.0) == 1.0
 
 
 def test_the_band_is_the_estimate_with_offsets_only_where_they_hold_the_model(catalog):
@@ -254,4 +266,8 @@ def test_the_shipped_tables_offsets_are_what_the_plan_reads(catalog):
     held = table[(table["backend"] == "trtllm") & (table["quantity"] == "TPOT") & (table["level"] == "device")
                  & (table["model"] == "llama-3.1-70b") & (table["device"] == "b300")]
     expected = row["factor"] * (held["factor"].item() if len(held) else 1.0)
-    assert fit.factor("TPOT", model, device, Deployment(3, 3), "agg") == pytest.approx(expected, rel=1e-12)
+    at = row["sequences"]  # the model's mean sequences; the device's term taken there too
+    if len(held):
+        expected *= held["slope"].item() ** (math.log2(min(max(at, held["sequences_low"].item()),
+                                                            held["sequences_high"].item()) / held["sequences"].item()))
+    assert fit.factor("TPOT", model, device, Deployment(3, 3), "agg", at) == pytest.approx(expected, rel=1e-12)

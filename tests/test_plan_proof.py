@@ -208,3 +208,11 @@ def test_the_readmes_ranking_table_is_the_built_summary(root):
     assert with_offsets["median_rank_correlation"] >= 0.8
     assert (f"meets the 0.8 target of rank correlation, and picks a layout that serves "
             f"{with_offsets['mean_rate_of_pick']:.0%} of the best measured rate") in prose
+    agreeing = round(with_offsets["top1_agreement"] * with_offsets["groups"])
+    assert (f"its first layout is the measurements' in {agreeing} of the {int(with_offsets['groups'])} groups "
+            f"({with_offsets['top1_agreement']:.1%})") in prose
+    ranked = pd.read_csv(root / "tables/derived/plan_ranking.csv")
+    trtllm = ranked[(ranked["limit"] == "median") & (ranked["backend"] == "trtllm")].groupby("estimate")["top1_agrees"]
+    shares = trtllm.apply(lambda agrees: (agrees == "yes").mean())
+    assert (f"The offsets help TensorRT-LLM's groups most (top-1 from {shares['calibrated, held out']:.0%} to "
+            f"{shares['calibrated with offsets, held out']:.0%})") in prose

@@ -16,7 +16,7 @@ from kvwall.validation.cost_shares import cost_shares
 from kvwall.validation.error_sources import error_sources
 from kvwall.validation.estimate_error import FOLDS, assess, log_residuals, measured_times
 from kvwall.validation.held_out_claim import held_out_speedups
-from kvwall.validation.offsets import fit_offsets, point_keys
+from kvwall.validation.offsets import fit_offsets, point_keys, sequences_per_rank
 from kvwall.validation.repeatability import repeatability
 from kvwall.validation.run import load_validation
 
@@ -39,7 +39,7 @@ built = {
     "derived/serving_estimate_offsets": tables.estimate_offsets(
         fit_offsets(point_keys(result.understood),
                     log_residuals(measured_times(result.understood, rows), predicted["in sample"]),
-                    vmap.offset_pseudo_count), vmap.offset_pseudo_count),
+                    sequences_per_rank(result.understood), vmap.offset_pseudo_count), vmap.offset_pseudo_count),
     "derived/serving_error_sources": tables.error_sources(
         error_sources(result.understood, rows, predicted[f"grouped {FOLDS}-fold"]["tpot"])),
     "derived/serving_repeatability": tables.repeatability(repeatability(result.understood, rows)),

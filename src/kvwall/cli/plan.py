@@ -66,20 +66,23 @@ def _memory(model: Model, d: Deployment, batch: int, workload: Workload, device:
     return f"{m.total / GB:.1f}/{m.hbm / GB:.0f} GB"
 
 
-def _offsets_json(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str) -> dict:
-    return {quantity.lower(): {"factor": fit.factor(quantity, model, device, d, mode),
-                               "levels": fit.levels(quantity, model, device, d, mode)} for quantity in ("TPOT", "TTFT")}
+def _offsets_json(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str, batch: int) -> dict:
+    return {quantity.lower(): {"factor": fit.factor(quantity, model, device, d, mode, float(batch)),
+                               "levels": fit.levels(quantity, model, device, d, mode, float(batch))}
+            for quantity in ("TPOT", "TTFT")}
 
 
-def _offsets_line(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str, what: str) -> str:
-    """The offsets' factors of a layout, and the levels of tables/derived/serving_estimate_offsets they come from."""
+def _offsets_line(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str, batch: int,
+                  what: str) -> str:
+    """The offsets' factors of a layout at its batch, and the levels of tables/derived/serving_estimate_offsets they
+    come from."""
     parts = []
     for quantity in ("TPOT", "TTFT"):
-        levels = fit.levels(quantity, model, device, d, mode)
+        levels = fit.levels(quantity, model, device, d, mode, float(batch))
         shown = ", ".join(f"{level} x{factor:.2f}" for level, factor in levels.items())
-        parts.append(f"{quantity} x{fit.factor(quantity, model, device, d, mode):.2f}"
+        parts.append(f"{quantity} x{fit.factor(quantity, model, device, d, mode, float(batch)):.2f}"
                      + (f" ({shown})" if levels else f" (no measured {mode} point of the engine and model)"))
-    return f"  offsets of {what} (tables/{OFFSETS_TABLE}): {'; '.join(parts)}"
+    return f"  offsets of {what} at {batch:,} in flight (tables/{OFFSETS_TABLE}): {'; '.join(parts)}"
 
 
 def _row(p: PlanPoint, model: Model, device: Device, workload: Workload, ttft_key: str = "ttft_bound_ms",
@@ -90,7 +93,7 @@ def _row(p: PlanPoint, model: Model, device: Device, workload: Workload, ttft_ke
            "tokens_per_second_per_device": p.tokens_per_second_per_device,
            "tokens_per_second_per_user": p.tokens_per_second_per_user,
            **_memory_json(model, d, p.batch, workload, device)}
-    return row if fit is None else {**row, "offsets": _offsets_json(fit, model, device, d, "agg")}
+    return row if fit is None else {**row, "offsets": _offsets_json(fit, model, device, d, "agg", p.batch)}
 
 
 def _costs_json(costs: LayoutCosts) -> dict:
@@ -254,7 +257,8 @@ def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: st
     say("  mem/GPU: a device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
     say(_costs_line(costs))
     if fit is not None:
-        say(_offsets_line(fit, model, device, (best[0] if best else nearest).deployment, "agg", "the first"))
+        first = best[0] if best else nearest
+        say(_offsets_line(fit, model, device, first.deployment, "agg", first.batch, "the first"))
     say(f"  frontier: {len(edge)} points no other beats on both tokens/s per device and per user (--json lists them)")
     if fit is not None:
         say(f"  beside it, the datasheet estimate (no fitted constant; {datasheet_basis}):")
@@ -323,8 +327,8 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
               "best": [_disagg_row(p, ttft_key, memory_json) for p in found[:SHOWN]]}
     if fit is not None:
         for p, row in zip(found, answer["best"]):
-            row["prefill"]["offsets"] = _offsets_json(fit, model, device, p.prefill, "disagg")
-            row["decode"]["offsets"] = _offsets_json(fit, model, device, p.decode, "disagg")
+            row["prefill"]["offsets"] = _offsets_json(fit, model, device, p.prefill, "disagg", 1)
+            row["decode"]["offsets"] = _offsets_json(fit, model, device, p.decode, "disagg", p.batch)
     if costs is not None:
         answer["best"][0]["decode"]["costs"] = _costs_json(costs)
     if fit is not None:
@@ -343,7 +347,7 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
         say("  decode mem/GPU: a decode device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
         say(_costs_line(costs, "the first's decode pool"))
         if fit is not None:
-            say(_offsets_line(fit, model, device, found[0].decode, "disagg", "the first's decode pool"))
+            say(_offsets_line(fit, model, device, found[0].decode, "disagg", found[0].batch, "the first's decode pool"))
     else:
         say(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
     if fit is not None:

@@ -75,7 +75,7 @@ def layout_costs(model: Model, d: Deployment, batch: int, workload: Workload, de
         if fit.offsets is None:
             return LayoutCosts("calibrated", named)
         # the offsets' factor as a cost of its own: what the measurements add to (or take from) the named costs
-        offset = sum(named.values()) * (fit.factor("TPOT", model, device, d, mode) - 1.0)
+        offset = sum(named.values()) * (fit.factor("TPOT", model, device, d, mode, float(batch)) - 1.0)
         return LayoutCosts("calibrated", {**named, OFFSET_COST: offset})
     efficiency, bandwidth = serving.hbm_bandwidth_efficiency, device.hbm_bandwidth
     step = device_step(model, d, workload.decode_context, one, bandwidth, peak, serving.link_for(device, d),

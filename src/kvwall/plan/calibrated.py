@@ -3,14 +3,15 @@
 The engine's constants, offsets and their held-out error are read from the tables by kvwall.validation.calibrated,
 never refitted: the constants of tables/derived/serving_engine_constants, times the offsets of
 tables/derived/serving_estimate_offsets for the planned engine, mode, model, device, layout and weight format
-(kvwall.validation.offsets: a factor per level the measurements hold, none where they hold nothing of the model),
+(kvwall.validation.offsets: a factor per level the measurements hold at the planned sequences per attention-DP
+rank, none where they hold nothing of the model),
 and the error band of the grouped 5-fold cross-validation with offsets of tables/derived/serving_estimate_error on
 the engine's agg (or disagg) points, the median |estimate / measured - 1| and the 10th to 90th percentile of
 measured / estimate, for TPOT and for TTFT. A planned layout at batch b is priced as a measured agg point at b running sequences
 (kvwall.model.decode_inputs): TPOT is kvwall.model.decode_costs's decode step over the tokens a step emits, TTFT
 kvwall.model.first_token_estimate's (the fixed cost and half the wave of b prefills); a disaggregated plan's decode
 instances as disagg points (no prefill interference) and its prefill instances' TTFT as a disagg point's (the fixed
-cost and one prompt on a replica, its busy time scaled with its TTFT's factor). The KV a plan asks for (--kv-dtype) is the KV the engine stores, so the stored
+cost and one prompt on a replica, its busy time scaled with its TTFT's factor at one sequence). The KV a plan asks for (--kv-dtype) is the KV the engine stores, so the stored
 over counted KV bytes is 1. The fitted numbers price estimates only; no bound reads them.
 """
 
@@ -57,14 +58,20 @@ class PlanCalibration:
         """Whether the offsets hold measured points of ``model`` in ``mode`` on this engine."""
         return self.offsets is not None and self.offsets.holds("TPOT", (self.calibrated.engine, mode, model.id))
 
-    def factor(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str) -> float:
+    def factor(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str, batches):
         """The offsets' factor of ``quantity`` (TPOT, TTFT) for the layout ``d`` of ``model`` on ``device`` in
-        ``mode``: 1 without offsets or where they hold none of it."""
-        return 1.0 if self.offsets is None else self.offsets.factor(quantity, offset_key(self, model, device, d, mode))
+        ``mode`` at ``batches`` sequences in flight (a number or an array): 1 without offsets or where they hold none
+        of it."""
+        if self.offsets is None:
+            return np.ones_like(np.asarray(batches, dtype=float)) if np.ndim(batches) else 1.0
+        return self.offsets.factor(quantity, offset_key(self, model, device, d, mode),
+                                   np.asarray(batches, dtype=float) / d.data_parallel)
 
-    def levels(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str) -> dict[str, float]:
-        """The factor of each level of the offsets that holds the layout, coarse to fine."""
-        return {} if self.offsets is None else self.offsets.levels_of(quantity, offset_key(self, model, device, d, mode))
+    def levels(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str,
+               batch: float) -> dict[str, float]:
+        """The factor of each level of the offsets that holds the layout at ``batch``, coarse to fine."""
+        return {} if self.offsets is None else self.offsets.levels_of(
+            quantity, offset_key(self, model, device, d, mode), batch / d.data_parallel)
 
 
 def offset_key(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str) -> tuple[str, ...]:

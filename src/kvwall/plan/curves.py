@@ -48,10 +48,10 @@ def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, 
                                   workload.input_tokens, workload.output_tokens, mode)
 
         def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:
-            return calibrated_tpot(priced(d, batches), fit) * fit.factor("TPOT", model, device, d, mode)
+            return calibrated_tpot(priced(d, batches), fit) * fit.factor("TPOT", model, device, d, mode, batches)
 
         def first_token_seconds(d: Deployment, prompt: float, batches: np.ndarray) -> np.ndarray:
-            return calibrated_ttft(priced(d, batches), fit) * fit.factor("TTFT", model, device, d, mode)
+            return calibrated_ttft(priced(d, batches), fit) * fit.factor("TTFT", model, device, d, mode, batches)
 
     return layout_curves(model, a.weight_dtype, a.kv_dtype, gpus, workload, device.hbm_capacity, serving.memory(engine),
                          device.scale_up is not None, step_seconds, first_token_seconds)
@@ -77,7 +77,7 @@ def prefill_layouts(catalog: Catalog, model: Model, device: Device, precision: s
             continue
         points = planned_points(model, d, device, peak, serving, workload.decode_context, one, workload.input_tokens,
                                 workload.output_tokens, "disagg")
-        factor = fit.factor("TTFT", model, device, d, "disagg")
+        factor = fit.factor("TTFT", model, device, d, "disagg", 1.0)
         found.append(PrefillLayout(d, float(calibrated_ttft(points, fit)[0]) * factor,
                                    float(calibrated_prefill(points, fit)[0]) * factor))
     return found

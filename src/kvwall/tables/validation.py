@@ -297,6 +297,12 @@ _OFFSETS = (
     Column("factor", "Factor", "derived", "times2", "ratio"),
     Column("factor_p10", "Factor, 10th pct", "derived", "times2", "ratio"),
     Column("factor_p90", "Factor, 90th pct", "derived", "times2", "ratio"),
+    Column("slope", "Per doubling", "derived", "times2", "ratio"),
+    Column("slope_p10", "Per doubling, 10th pct", "derived", "times2", "ratio"),
+    Column("slope_p90", "Per doubling, 90th pct", "derived", "times2", "ratio"),
+    Column("sequences", "Sequences per rank, mean", "derived", "fixed1", "count"),
+    Column("sequences_low", "Sequences per rank, least", "derived", "fixed1", "count"),
+    Column("sequences_high", "Sequences per rank, most", "derived", "fixed1", "count"),
 )
 
 
@@ -308,11 +314,13 @@ def estimate_offsets(offsets: pd.DataFrame, pseudo_count: int) -> Table:
         title="What the calibrated estimate misses per engine, model, device, layout and weight format",
         caption="The factor each key multiplies the calibrated TPOT or TTFT by, nested coarse to fine (per engine, "
         "mode and model, then device, layout and weight format, each level fitted on what the coarser ones left): "
-        "the mean of ln(measured / estimate) over the key's points shrunk by a pseudo-count of "
-        f"{pseudo_count} (config/validation.yaml), on every understood point with the constants of "
-        "serving_engine_constants, rounded to three significant digits, with the 80% interval of a normal mean. An "
-        "estimate's factor is the product of its keys'; a key the points do not hold has none. Derived from "
-        "reported data; a lookup that does not carry over to another model, and no bound uses it.",
+        "at the key's mean sequences per attention-DP rank, the mean of ln(measured / estimate) over its points, "
+        "and per doubling of the sequences, the slope of what the mean left, both shrunk by a pseudo-count of "
+        f"{pseudo_count} (config/validation.yaml); on every understood point with the constants of "
+        "serving_engine_constants, rounded to three significant digits, with the 80% intervals of a normal mean and "
+        "slope. An estimate's factor is the product of its keys' at its sequences per rank, kept within the key's "
+        "least and most; a key the points do not hold has none. Derived from reported data; a lookup that does not "
+        "carry over to another model, and no bound uses it.",
         columns=_OFFSETS,
         rows=records(offsets, _OFFSETS),
         sources=(MEASUREMENTS_SOURCE, "config/validation.yaml"),

@@ -22,7 +22,7 @@ from kvwall.model.engine_constants import EngineConstants, datasheet_constants
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
 from kvwall.validation.calibration import Calibration, CalibrationError, calibrate
-from kvwall.validation.offsets import fitted_offsets, point_keys
+from kvwall.validation.offsets import fitted_offsets, point_keys, sequences_per_rank
 from kvwall.validation.points import GROUP
 
 #: Folds of the grouped cross-validation and the seed that draws them.
@@ -77,8 +77,7 @@ def held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label:
 
 
 def log_residuals(measured: pd.DataFrame, predicted: pd.DataFrame) -> dict[str, pd.Series]:
-    """ln(measured / estimate) of TPOT and TTFT (kvwall.validation.offsets.QUANTITIES), NaN where either is not a
-    positive time."""
+    """ln(measured / estimate) of TPOT and TTFT, NaN where either is not a positive time."""
     def log_ratio(column: str) -> pd.Series:
         ratio = measured[column].astype(float) / predicted[column].astype(float)
         return np.log(ratio.where(ratio > 0.0))
@@ -90,16 +89,17 @@ def with_offsets(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, la
     """TPOT and TTFT (ms) of each point held out by ``label``: ``held``, its prediction by the constants ``fits``
     holds per (engine, label held out), times the offsets (kvwall.validation.offsets) of the residuals of the
     engine's points of the other labels against the same constants."""
-    keys = point_keys(points)
+    keys, sequences = point_keys(points), sequences_per_rank(points)
     out = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
     for (engine, held_label), constants in sorted(fits.items()):
         engine_points = points["backend"] == engine
         train, test = points[engine_points & (label != held_label)], points[engine_points & (label == held_label)]
         tpot, ttft = _predict(train, constants, tokens)
         trained = pd.DataFrame({"tpot": tpot, "ttft": ttft}, index=train.index)
-        lookup = fitted_offsets(keys.loc[train.index], log_residuals(measured.loc[train.index], trained), pseudo_count)
+        lookup = fitted_offsets(keys.loc[train.index], log_residuals(measured.loc[train.index], trained),
+                                sequences.loc[train.index], pseudo_count)
         for quantity, column in (("TPOT", "tpot"), ("TTFT", "ttft")):
-            factor = np.exp(lookup.log_offsets_of(quantity, keys.loc[test.index]))
+            factor = np.exp(lookup.log_factors_of(quantity, keys.loc[test.index], sequences.loc[test.index]))
             out.loc[test.index, column] = held.loc[test.index, column].to_numpy(dtype=float) * factor
     return out
 

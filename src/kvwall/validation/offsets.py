@@ -4,15 +4,19 @@ measurements: derived from reported data.
 The calibrated estimate fits a few constants per engine over every model, device and layout
 (kvwall.validation.calibration); what an engine does differently on one of them stays in the residuals
 r = ln(measured / estimate), and the table of its error sources (kvwall.validation.error_sources) shows that offsets
-per engine and model, device and layout take most of it. Here those offsets are nested, coarse to fine (LEVELS): per
-engine, mode and model, then per device under it, per layout (GPUs, TP, PP, attention DP, expert ranks) under that,
-per weight format last. Each level's offset of a key is a shrunk mean of what the coarser levels left of its points'
-residuals, sum / (n + K) over its n points, with the pseudo-count K an assumption (config/validation.yaml
-offset_pseudo_count): a key of n points keeps n / (n + K) of its mean, a key no point holds adds nothing. Its 80%
-interval is that of a normal mean with a prior of K points: offset +/- z(0.9) s / sqrt(n + K), s the level's pooled
-standard deviation within keys. An estimate with offsets is the estimate times the product of its keys' factors
-exp(offset) at every level: where the measurements hold nothing of the engine, mode and model, the plain calibrated
-estimate. A lookup, not a law: it does not carry over to a model the measurements do not hold, and no bound reads it.
+per engine and model, device and layout take most of it. The rest grows with the batch: the measured TPOT rises by
+about the same time per sequence at every TP, where the fitted costs shrink with TP. Here both are nested, coarse to
+fine (LEVELS): per engine, mode and model, then per device under it, per layout (GPUs, TP, PP, attention DP, expert
+ranks) under that, per weight format last. At each level, of what the coarser levels left of its points' residuals,
+a key's offset is a shrunk mean, sum / (n + K) over its n points, then its slope a shrunk slope against
+x = log2 of the sequences in flight per attention-DP rank about the key's mean x, sum(dx r) / (sum(dx^2) + K): K
+points one doubling from the mean with no slope, the pseudo-count K an assumption (config/validation.yaml
+offset_pseudo_count). A key of n points keeps n / (n + K) of its mean; a key no point holds adds nothing. The 80%
+intervals are those of a normal mean and slope with that prior: +/- z(0.9) s / sqrt(n + K) and s / sqrt(sum(dx^2) +
+K), s the level's pooled standard deviation within keys. An estimate's log factor at x is the sum over the levels
+that hold its key of offset + slope (x - mean x), x kept within the key's measured range (a lookup does not
+extrapolate): where the measurements hold nothing of the engine, mode and model, the plain calibrated estimate. A
+lookup, not a law: it does not carry over to a model the measurements do not hold, and no bound reads it.
 """
 
 from __future__ import annotations
@@ -27,16 +31,15 @@ import pandas as pd
 
 from kvwall.model.engine_constants import rounded
 
-#: The quantities offset.
-QUANTITIES = ("TPOT", "TTFT")
-#: The key columns of a point, coarse to fine, and the level each one's offset belongs to (a level's key: its
-#: columns and every coarser level's).
+#: The key columns of a point, coarse to fine, and the width of each level's key (its columns and every coarser
+#: level's).
 KEY_COLUMNS = ("backend", "mode", "model", "device", "layout", "weight_format")
 LEVELS = {"model": 3, "device": 4, "layout": 5, "weight format": 6}
 #: z of the 90th percentile of a standard normal: an 80% interval spans +/- Z80 standard deviations.
 Z80 = 1.2815515655446004
-#: Significant digits a factor keeps, as the constants it multiplies (kvwall.model.engine_constants).
-FACTOR_DIGITS = 3
+#: Significant digits a factor, a slope's factor per doubling and a key's mean sequences keep, as the constants the
+#: estimate multiplies (kvwall.model.engine_constants).
+DIGITS = 3
 #: What joins a key's columns into one string (no name holds it).
 SEPARATOR = "\x1f"
 
@@ -57,6 +60,11 @@ def point_keys(points: pd.DataFrame) -> pd.DataFrame:
     return keyed.assign(layout=[names[row] for row in layouts.itertuples(index=False, name=None)])[list(KEY_COLUMNS)]
 
 
+def sequences_per_rank(points: pd.DataFrame) -> pd.Series:
+    """The sequences in flight per attention-DP rank of understood points: what a slope is fitted against."""
+    return points["running_batch"].astype(float) / points["dp"].astype(float)
+
+
 def _joined(keys: pd.DataFrame, width: int) -> pd.Series:
     """Each row's first ``width`` key columns as one string."""
     first, *rest = (keys[c].astype(str) for c in KEY_COLUMNS[:width])
@@ -64,81 +72,144 @@ def _joined(keys: pd.DataFrame, width: int) -> pd.Series:
 
 
 @dataclass(frozen=True)
+class Term:
+    """One key's part of the log factor: its offset, its slope per doubling of the sequences per rank, the key's
+    mean log2 sequences, and the range of log2 sequences its points span."""
+
+    offset: float
+    slope: float
+    centre: float
+    low: float
+    high: float
+
+    def at(self, log2_sequences):
+        return self.offset + self.slope * (np.clip(log2_sequences, self.low, self.high) - self.centre)
+
+
+@dataclass(frozen=True)
 class Offsets:
-    """Per quantity and level width (LEVELS), each key's log offset (its first ``width`` KEY_COLUMNS, joined)."""
+    """Per quantity and level width (LEVELS), each key's Term (its first ``width`` KEY_COLUMNS, joined)."""
 
-    log_offsets: Mapping[str, Mapping[int, Mapping[str, float]]]
+    terms: Mapping[str, Mapping[int, Mapping[str, Term]]]
 
-    def levels_of(self, quantity: str, key: tuple[str, ...]) -> dict[str, float]:
-        """The factor of each level that holds ``key`` (KEY_COLUMNS' values, a shorter tuple where the finer ones are
-        not known), coarse to fine."""
-        by_width = self.log_offsets.get(quantity, {})
-        return {level: math.exp(by_width[width][SEPARATOR.join(key[:width])]) for level, width in LEVELS.items()
-                if width <= len(key) and SEPARATOR.join(key[:width]) in by_width.get(width, {})}
+    def _terms(self, quantity: str, key: tuple[str, ...]) -> dict[str, Term]:
+        by_width = self.terms.get(quantity, {})
+        return {level: by_width[width][joined] for level, width in LEVELS.items()
+                if width <= len(key) and (joined := SEPARATOR.join(key[:width])) in by_width.get(width, {})}
 
     def holds(self, quantity: str, key: tuple[str, ...]) -> bool:
         """Whether the coarsest level holds ``key`` (its engine, mode and model): where it does not, no level does."""
-        width = min(LEVELS.values())
-        return SEPARATOR.join(key[:width]) in self.log_offsets.get(quantity, {}).get(width, {})
+        return bool(self._terms(quantity, key[:min(LEVELS.values())]))
 
-    def factor(self, quantity: str, key: tuple[str, ...]) -> float:
-        """The product of ``key``'s factors at every level that holds it (1 where none does)."""
-        by_width = self.log_offsets.get(quantity, {})
-        return math.exp(math.fsum(by_width.get(width, {}).get(SEPARATOR.join(key[:width]), 0.0)
-                                  for width in LEVELS.values() if width <= len(key)))
+    def levels_of(self, quantity: str, key: tuple[str, ...], sequences: float) -> dict[str, float]:
+        """The factor of each level that holds ``key`` (KEY_COLUMNS' values, a shorter tuple where the finer ones are
+        not known) at ``sequences`` per rank, coarse to fine."""
+        return {level: math.exp(float(term.at(math.log2(sequences))))
+                for level, term in self._terms(quantity, key).items()}
 
-    def log_offsets_of(self, quantity: str, keys: pd.DataFrame) -> np.ndarray:
-        """The summed log offset of every row of ``keys`` (KEY_COLUMNS)."""
-        by_width = self.log_offsets.get(quantity, {})
+    def factor(self, quantity: str, key: tuple[str, ...], sequences) -> np.ndarray | float:
+        """The product of ``key``'s factors at every level that holds it (1 where none does) at ``sequences`` per
+        rank (a number or an array)."""
+        x = np.log2(np.asarray(sequences, dtype=float))
+        total = sum((term.at(x) for term in self._terms(quantity, key).values()), np.zeros_like(x))
+        return float(np.exp(total)) if np.ndim(total) == 0 else np.exp(total)
+
+    def log_factors_of(self, quantity: str, keys: pd.DataFrame, sequences: pd.Series) -> np.ndarray:
+        """The log factor of every row of ``keys`` (KEY_COLUMNS) at its ``sequences`` per rank."""
+        by_width = self.terms.get(quantity, {})
+        x = np.log2(sequences.to_numpy(dtype=float))
         total = np.zeros(len(keys))
         for width in LEVELS.values():
-            total += _joined(keys, width).map(by_width.get(width, {})).fillna(0.0).to_numpy(dtype=float)
+            found = _joined(keys, width).map(by_width.get(width, {}))
+            held = found.notna().to_numpy()
+            terms = found[held]
+            arrays = {name: np.array([getattr(t, name) for t in terms], dtype=float)
+                      for name in ("offset", "slope", "centre", "low", "high")}
+            total[held] += arrays["offset"] + arrays["slope"] * (np.clip(x[held], arrays["low"], arrays["high"])
+                                                                 - arrays["centre"])
         return total
 
 
-def _levels(keys: pd.DataFrame, residual: pd.Series, pseudo_count: float):
-    """Per level of LEVELS: its name, width, the first row of each of its keys among the points with a residual, and
-    each key's points, log offset and half of its 80% interval."""
+def _levels(keys: pd.DataFrame, residual: pd.Series, sequences: pd.Series, pseudo_count: float):
+    """Per level of LEVELS: its name, width, keys, the first row of each key among the points with a residual, and
+    per key its points, offset, slope, mean and range of log2 sequences and the halves of their 80% intervals."""
     known = np.isfinite(residual.to_numpy(dtype=float))
     left = residual.to_numpy(dtype=float)[known]
+    x = np.log2(sequences.to_numpy(dtype=float)[known])
     chosen = keys[known]
     for level, width in LEVELS.items():
         codes, first, inverse = np.unique(_joined(chosen, width).to_numpy(dtype=str), return_index=True,
                                           return_inverse=True)
         counts = np.bincount(inverse, minlength=codes.size).astype(float)
+        centres = np.bincount(inverse, weights=x, minlength=codes.size) / counts
+        low = np.full(codes.size, np.inf)
+        high = np.full(codes.size, -np.inf)
+        np.minimum.at(low, inverse, x)
+        np.maximum.at(high, inverse, x)
+        dx = x - centres[inverse]
         sums = np.bincount(inverse, weights=left, minlength=codes.size)
-        within = float(np.sum((left - (sums / counts)[inverse]) ** 2))
-        spread = math.sqrt(within / (left.size - codes.size)) if left.size > codes.size else 0.0
+        spread_xx = np.bincount(inverse, weights=dx * dx, minlength=codes.size)
+        # the pooled spread within keys once each key's mean and slope are taken out (least squares, unshrunk)
+        means = sums / counts
+        fitted = np.bincount(inverse, weights=dx * (left - means[inverse]), minlength=codes.size)
+        free = np.divide(fitted, spread_xx, out=np.zeros(codes.size), where=spread_xx > 0)
+        within = left - means[inverse] - free[inverse] * dx
+        dof = left.size - codes.size - int(np.count_nonzero(spread_xx > 0))
+        spread = math.sqrt(float(np.sum(within * within)) / dof) if dof > 0 else 0.0
         offsets = sums / (counts + pseudo_count)
         left = left - offsets[inverse]
-        yield level, width, codes, chosen.iloc[first], counts, offsets, Z80 * spread / np.sqrt(counts + pseudo_count)
+        slopes = np.bincount(inverse, weights=dx * left, minlength=codes.size) / (spread_xx + pseudo_count)
+        left = left - slopes[inverse] * dx
+        yield (level, width, codes, chosen.iloc[first], counts, offsets, slopes, centres, low, high,
+               Z80 * spread / np.sqrt(counts + pseudo_count), Z80 * spread / np.sqrt(spread_xx + pseudo_count))
 
 
-def _factor(log_offset: np.ndarray) -> np.ndarray:
-    """exp(``log_offset``) to FACTOR_DIGITS significant digits."""
-    return np.array([rounded(math.exp(float(value)), FACTOR_DIGITS) for value in np.atleast_1d(log_offset)])
+def _rounded(values: np.ndarray) -> np.ndarray:
+    """``values`` to DIGITS significant digits."""
+    return np.array([rounded(float(value), DIGITS) for value in np.atleast_1d(values)])
 
 
-def fit_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], pseudo_count: float) -> pd.DataFrame:
-    """One row per quantity, level and key of the points that have a residual: its points, factor exp(offset) and
-    80% interval, rounded to FACTOR_DIGITS (``keys``: KEY_COLUMNS of the points; ``residuals``: per quantity,
-    ln(measured / estimate) of the points, NaN where not predicted)."""
+def fit_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequences: pd.Series,
+                pseudo_count: float) -> pd.DataFrame:
+    """One row per quantity, level and key of the points that have a finite residual: its points, factor exp(offset)
+    with its 80% interval, slope factor exp(slope) per doubling of the sequences per rank with its interval, and the
+    sequences per rank at its mean and at its points' least and most, rounded to DIGITS (``keys``: KEY_COLUMNS of
+    the points; ``residuals``: per quantity, ln(measured / estimate); ``sequences``: per rank, of each point)."""
     parts = []
     for quantity, residual in residuals.items():
-        for level, width, _, named, counts, offsets, half in _levels(keys, residual, pseudo_count):
-            finer = {c: None for c in KEY_COLUMNS[width:]}
+        for (level, width, _, named, counts, offsets, slopes, centres, low, high, half, slope_half) in _levels(
+                keys, residual, sequences, pseudo_count):
             parts.append(named.reset_index(drop=True).assign(
-                quantity=quantity, level=level, **finer, points=counts.astype(int), factor=_factor(offsets),
-                factor_p10=_factor(offsets - half), factor_p90=_factor(offsets + half)))
-    columns = ["backend", "quantity", "level", *KEY_COLUMNS[1:], "points", "factor", "factor_p10", "factor_p90"]
+                quantity=quantity, level=level, **{c: None for c in KEY_COLUMNS[width:]}, points=counts.astype(int),
+                factor=_rounded(np.exp(offsets)), factor_p10=_rounded(np.exp(offsets - half)),
+                factor_p90=_rounded(np.exp(offsets + half)), slope=_rounded(np.exp(slopes)),
+                slope_p10=_rounded(np.exp(slopes - slope_half)), slope_p90=_rounded(np.exp(slopes + slope_half)),
+                sequences=_rounded(np.exp2(centres)), sequences_low=_rounded(np.exp2(low)),
+                sequences_high=_rounded(np.exp2(high))))
+    columns = ["backend", "quantity", "level", *KEY_COLUMNS[1:], *TABLE_VALUES]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
-def fitted_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], pseudo_count: float) -> Offsets:
-    """The lookup fit_offsets' table gives, its factors rounded as the table prints them, built without the table."""
-    found = {quantity: {width: dict(zip(codes, np.log(_factor(offsets))))
-                        for _, width, codes, _, _, offsets, _ in _levels(keys, residual, pseudo_count)}
-             for quantity, residual in residuals.items()}
+#: The values of a row of fit_offsets' table, after its key.
+TABLE_VALUES = ("points", "factor", "factor_p10", "factor_p90", "slope", "slope_p10", "slope_p90", "sequences",
+                "sequences_low", "sequences_high")
+
+
+def _term(factor: float, slope: float, sequences: float, low: float, high: float) -> Term:
+    """A key's Term from its rounded values as the table prints them."""
+    return Term(math.log(factor), math.log(slope), math.log2(sequences), math.log2(low), math.log2(high))
+
+
+def fitted_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequences: pd.Series,
+                   pseudo_count: float) -> Offsets:
+    """The lookup fit_offsets' table gives, its values rounded as the table prints them, built without the table."""
+    found = {}
+    for quantity, residual in residuals.items():
+        for (_, width, codes, _, _, offsets, slopes, centres, low, high, _, _) in _levels(keys, residual, sequences,
+                                                                                       pseudo_count):
+            values = zip(_rounded(np.exp(offsets)), _rounded(np.exp(slopes)), _rounded(np.exp2(centres)),
+                         _rounded(np.exp2(low)), _rounded(np.exp2(high)))
+            found.setdefault(quantity, {})[width] = {code: _term(*v) for code, v in zip(codes, values)}
     return _frozen(found)
 
 
@@ -148,10 +219,11 @@ def _frozen(found: dict) -> Offsets:
 
 
 def offsets_from(table: pd.DataFrame) -> Offsets:
-    """The lookup of a table of fit_offsets (as built, or read back from its CSV): the log of each rounded factor."""
-    found: dict[str, dict[int, dict[str, float]]] = {}
+    """The lookup of a table of fit_offsets (as built, or read back from its CSV)."""
+    found: dict[str, dict[int, dict[str, Term]]] = {}
     for record in table.to_dict("records"):
         width = LEVELS[record["level"]]
         key = SEPARATOR.join(str(record[c]) for c in KEY_COLUMNS[:width])
-        found.setdefault(record["quantity"], {}).setdefault(width, {})[key] = math.log(float(record["factor"]))
+        found.setdefault(record["quantity"], {}).setdefault(width, {})[key] = _term(
+            *(float(record[name]) for name in ("factor", "slope", "sequences", "sequences_low", "sequences_high")))
     return _frozen(found)
