@@ -187,7 +187,7 @@ def test_the_readmes_ranking_table_is_the_built_summary(root):
 
     def cell(estimate, limit):
         row = summary.loc[(estimate, limit)]
-        return f"{row['top1_agreement']:.0%}, {row['median_rank_correlation']:.2f}, {row['mean_rate_of_pick']:.0%}"
+        return f"{row['top1_agreement']:.1%}, {row['median_rank_correlation']:.2f}, {row['mean_rate_of_pick']:.0%}"
 
     for estimate in dict.fromkeys(summary.index.get_level_values("estimate")):
         assert f"| {estimate} | {cell(estimate, 'median')} | {cell(estimate, 'loosest')} |" in readme, estimate

@@ -233,7 +233,7 @@ def _ranking(summary: pd.DataFrame) -> Block:
         rows.append(Row(label, (
             _count(f"s8.ranking.{slug}.groups", f"Groups ranked, {label}", record["groups"], _RANKING_SOURCE),
             Number(f"s8.ranking.{slug}.top1", f"First layouts agree, {label}", float(record["top1_agreement"]), "ratio",
-                   f"{record['top1_agreement']:.0%}", "derived", _RANKING_SOURCE),
+                   f"{record['top1_agreement']:.1%}", "derived", _RANKING_SOURCE),
             Number(f"s8.ranking.{slug}.rho", f"Median rank correlation, {label}",
                    float(record["median_rank_correlation"]), "ratio", f"{record['median_rank_correlation']:.2f}",
                    "derived", _RANKING_SOURCE),

@@ -601,7 +601,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
           f"{benchmark.PLAN_MODEL} on up to {benchmark.PLAN_DEVICES} {benchmark.PLAN_DEVICE}, best and frontier "
           "included)")
     for score in result.plan_ranking:
-        print(f"  plan ranking              {score.top1_agreement:8.0%}    first layouts agree, median rank correlation "
+        print(f"  plan ranking              {score.top1_agreement:8.1%}    first layouts agree, median rank correlation "
               f"{score.median_rank_correlation:.2f} ({score.estimate}, {score.limit} TPOT limit, {score.groups} groups)")
     if result.fast_tests is not None:
         print(f'  pytest -m "not slow"       {result.fast_tests:8.1f} s')

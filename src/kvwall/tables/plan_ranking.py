@@ -67,7 +67,7 @@ _SUMMARY = (
     Column("estimate", "Estimate"),
     Column("limit", "TPOT limit"),
     Column("groups", "Groups", "derived", "int"),
-    Column("top1_agreement", "First layouts agree", "derived", "percent0"),
+    Column("top1_agreement", "First layouts agree", "derived", "percent1"),
     Column("median_rank_correlation", "Median rank correlation", "derived", "fixed2"),
     Column("mean_rate_of_pick", "Estimate's first, measured, of the best (mean)", "derived", "percent0", "ratio"),
 )
