@@ -64,6 +64,7 @@ NOTEBOOKS = {
             "derived/serving_bounds",
             "derived/serving_engine_constants",
             "derived/serving_estimate_error",
+            "derived/serving_estimate_offsets",
         ],
         "parameters": ("point_id", "moe_point_id"),
         "view": "serving",

@@ -347,7 +347,8 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
         say("  decode mem/GPU: a decode device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")
         say(_costs_line(costs, "the first's decode pool"))
         if fit is not None:
-            say(_offsets_line(fit, model, device, found[0].decode, "disagg", found[0].batch, "the first's decode pool"))
+            say(_offsets_line(fit, model, device, found[0].decode, "disagg", found[0].batch,
+                              "the first's decode pool"))
     else:
         say(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
     if fit is not None:

@@ -83,6 +83,7 @@ class Term:
     high: float
 
     def at(self, log2_sequences):
+        """This key's log factor at ``log2_sequences`` (a number or an array), held within the key's range."""
         return self.offset + self.slope * (np.clip(log2_sequences, self.low, self.high) - self.centre)
 
 
@@ -130,9 +131,36 @@ class Offsets:
         return total
 
 
+@dataclass(frozen=True)
+class _Level:
+    """One level fitted: its name and key width, its keys, the first point of each, and per key its points, offset,
+    slope, mean and range of log2 sequences, and the halves of the offset's and the slope's 80% intervals."""
+
+    name: str
+    width: int
+    codes: np.ndarray
+    named: pd.DataFrame
+    counts: np.ndarray
+    offsets: np.ndarray
+    slopes: np.ndarray
+    centres: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    offset_half: np.ndarray
+    slope_half: np.ndarray
+
+    def rounded(self) -> dict[str, np.ndarray]:
+        """The key's values as the table prints them: factors exp(offset) and exp(slope), sequences 2^x."""
+        exp = {"factor": self.offsets, "factor_p10": self.offsets - self.offset_half,
+               "factor_p90": self.offsets + self.offset_half, "slope": self.slopes,
+               "slope_p10": self.slopes - self.slope_half, "slope_p90": self.slopes + self.slope_half}
+        exp2 = {"sequences": self.centres, "sequences_low": self.low, "sequences_high": self.high}
+        return {**{name: _rounded(np.exp(v)) for name, v in exp.items()},
+                **{name: _rounded(np.exp2(v)) for name, v in exp2.items()}}
+
+
 def _levels(keys: pd.DataFrame, residual: pd.Series, sequences: pd.Series, pseudo_count: float):
-    """Per level of LEVELS: its name, width, keys, the first row of each key among the points with a residual, and
-    per key its points, offset, slope, mean and range of log2 sequences and the halves of their 80% intervals."""
+    """Each level of LEVELS fitted, coarse to fine, on what the coarser ones left of the finite residuals."""
     known = np.isfinite(residual.to_numpy(dtype=float))
     left = residual.to_numpy(dtype=float)[known]
     x = np.log2(sequences.to_numpy(dtype=float)[known])
@@ -160,13 +188,18 @@ def _levels(keys: pd.DataFrame, residual: pd.Series, sequences: pd.Series, pseud
         left = left - offsets[inverse]
         slopes = np.bincount(inverse, weights=dx * left, minlength=codes.size) / (spread_xx + pseudo_count)
         left = left - slopes[inverse] * dx
-        yield (level, width, codes, chosen.iloc[first], counts, offsets, slopes, centres, low, high,
-               Z80 * spread / np.sqrt(counts + pseudo_count), Z80 * spread / np.sqrt(spread_xx + pseudo_count))
+        yield _Level(level, width, codes, chosen.iloc[first], counts, offsets, slopes, centres, low, high,
+                     Z80 * spread / np.sqrt(counts + pseudo_count), Z80 * spread / np.sqrt(spread_xx + pseudo_count))
 
 
 def _rounded(values: np.ndarray) -> np.ndarray:
     """``values`` to DIGITS significant digits."""
     return np.array([rounded(float(value), DIGITS) for value in np.atleast_1d(values)])
+
+
+#: The values of a row of fit_offsets' table, after its key.
+TABLE_VALUES = ("points", "factor", "factor_p10", "factor_p90", "slope", "slope_p10", "slope_p90", "sequences",
+                "sequences_low", "sequences_high")
 
 
 def fit_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequences: pd.Series,
@@ -177,22 +210,12 @@ def fit_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequence
     the points; ``residuals``: per quantity, ln(measured / estimate); ``sequences``: per rank, of each point)."""
     parts = []
     for quantity, residual in residuals.items():
-        for (level, width, _, named, counts, offsets, slopes, centres, low, high, half, slope_half) in _levels(
-                keys, residual, sequences, pseudo_count):
-            parts.append(named.reset_index(drop=True).assign(
-                quantity=quantity, level=level, **{c: None for c in KEY_COLUMNS[width:]}, points=counts.astype(int),
-                factor=_rounded(np.exp(offsets)), factor_p10=_rounded(np.exp(offsets - half)),
-                factor_p90=_rounded(np.exp(offsets + half)), slope=_rounded(np.exp(slopes)),
-                slope_p10=_rounded(np.exp(slopes - slope_half)), slope_p90=_rounded(np.exp(slopes + slope_half)),
-                sequences=_rounded(np.exp2(centres)), sequences_low=_rounded(np.exp2(low)),
-                sequences_high=_rounded(np.exp2(high))))
+        for level in _levels(keys, residual, sequences, pseudo_count):
+            parts.append(level.named.reset_index(drop=True).assign(
+                quantity=quantity, level=level.name, **{c: None for c in KEY_COLUMNS[level.width:]},
+                points=level.counts.astype(int), **level.rounded()))
     columns = ["backend", "quantity", "level", *KEY_COLUMNS[1:], *TABLE_VALUES]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
-
-
-#: The values of a row of fit_offsets' table, after its key.
-TABLE_VALUES = ("points", "factor", "factor_p10", "factor_p90", "slope", "slope_p10", "slope_p90", "sequences",
-                "sequences_low", "sequences_high")
 
 
 def _term(factor: float, slope: float, sequences: float, low: float, high: float) -> Term:
@@ -200,16 +223,19 @@ def _term(factor: float, slope: float, sequences: float, low: float, high: float
     return Term(math.log(factor), math.log(slope), math.log2(sequences), math.log2(low), math.log2(high))
 
 
+#: The table's values a Term is read back from, in _term's order.
+TERM_VALUES = ("factor", "slope", "sequences", "sequences_low", "sequences_high")
+
+
 def fitted_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequences: pd.Series,
                    pseudo_count: float) -> Offsets:
     """The lookup fit_offsets' table gives, its values rounded as the table prints them, built without the table."""
     found = {}
     for quantity, residual in residuals.items():
-        for (_, width, codes, _, _, offsets, slopes, centres, low, high, _, _) in _levels(keys, residual, sequences,
-                                                                                       pseudo_count):
-            values = zip(_rounded(np.exp(offsets)), _rounded(np.exp(slopes)), _rounded(np.exp2(centres)),
-                         _rounded(np.exp2(low)), _rounded(np.exp2(high)))
-            found.setdefault(quantity, {})[width] = {code: _term(*v) for code, v in zip(codes, values)}
+        for level in _levels(keys, residual, sequences, pseudo_count):
+            values = level.rounded()
+            found.setdefault(quantity, {})[level.width] = {
+                code: _term(*(values[name][i] for name in TERM_VALUES)) for i, code in enumerate(level.codes)}
     return _frozen(found)
 
 
@@ -225,5 +251,5 @@ def offsets_from(table: pd.DataFrame) -> Offsets:
         width = LEVELS[record["level"]]
         key = SEPARATOR.join(str(record[c]) for c in KEY_COLUMNS[:width])
         found.setdefault(record["quantity"], {}).setdefault(width, {})[key] = _term(
-            *(float(record[name]) for name in ("factor", "slope", "sequences", "sequences_low", "sequences_high")))
+            *(float(record[name]) for name in TERM_VALUES))
     return _frozen(found)
