@@ -162,3 +162,34 @@ def test_kvwall_regime_json_holds_the_calibrated_estimate(root, capsys):
     assert answer["evidence"] == "derived from reported data" and answer["tpot_error"]["scheme"] == "grouped 5-fold"
     assert math.isclose(sum(answer["costs_s_per_token"].values()), answer["tpot_s"], rel_tol=1e-12)
     assert answer["tpot_s"] >= answer["tpot_datasheet_s"] and answer["ttft_s"] >= answer["ttft_datasheet_s"]
+
+
+def test_kvwall_regime_prices_a_measured_model_with_the_offsets_kvwall_plan_reads(root, catalog, capsys):
+    import json
+
+    import numpy as np
+
+    from kvwall.cli.main import main
+    from kvwall.inputs.deployment import Deployment
+    from kvwall.plan.calibrated import read_plan_calibration
+
+    argv = ["regime", "--model", "llama-3.1-70b", "--device", "h200-sxm", "--batch", "64", "--context", "8k",
+            "--weight-dtype", "fp8", "--kv-dtype", "fp8", "--config", str(root / "config"), "--engine", "trtllm",
+            "--isl", "1024", "--osl", "1024", "--json"]
+    assert main(argv) == 0
+    answer = json.loads(capsys.readouterr().out)["calibrated_estimate"]
+    fit = read_plan_calibration(catalog, "trtllm")
+    model, device, one = catalog.models["llama-3.1-70b"], catalog.devices["h200-sxm"], Deployment(weight_format="fp8")
+    # the factors the plan prices this layout with at 64 sequences, the product of the table's levels
+    for quantity in ("TPOT", "TTFT"):
+        offsets = answer["offsets"][quantity.lower()]
+        assert offsets["factor"] == pytest.approx(fit.factor(quantity, model, device, one, "agg", 64.0), rel=1e-12)
+        assert offsets["factor"] == pytest.approx(np.prod(list(offsets["levels"].values())), rel=1e-12)
+        assert list(offsets["levels"]) == ["model", "device", "layout", "weight format"]
+    # the band of the estimate with offsets, and the costs, their offset included, sum to the TPOT
+    assert answer["tpot_error"]["scheme"] == answer["held_out"] == "grouped 5-fold, with offsets"
+    assert math.isclose(sum(answer["costs_s_per_token"].values()), answer["tpot_s"], rel_tol=1e-12)
+    assert answer["costs_s_per_token"]["offsets"] == pytest.approx(
+        answer["tpot_s"] * (1 - 1 / answer["offsets"]["tpot"]["factor"]), rel=1e-9)
+    assert main(argv[:-1]) == 0
+    assert "times its offsets (tables/derived/serving_estimate_offsets: TPOT x" in capsys.readouterr().out

@@ -212,7 +212,7 @@ def _engine_bands(errors: pd.DataFrame) -> Block:
     note = ("`kvwall regime --engine E` and `kvwall plan --engine E` print the calibrated TPOT and TTFT, priced with "
             "E's constants fitted on every point (tables/derived/serving_engine_constants), beside the error E's "
             f"estimate makes on the agg points {_HELD_OUT} cross-validation held out: " + "; ".join(said.get(_HELD_OUT, ()))
-            + ". For a model the measurements hold, `kvwall plan --engine E` multiplies both by E's offsets "
+            + ". For a model the measurements hold, both multiply them by E's offsets "
             "(tables/derived/serving_estimate_offsets) and prints the error of that estimate, the constants and the "
             "offsets fitted on the other folds: " + "; ".join(said.get(_WITH_OFFSETS, ())) + ".")
     return Block(f"What `kvwall regime|plan --engine` prints beside its estimate: the engine's held-out error", tuple(rows),

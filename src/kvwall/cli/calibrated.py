@@ -1,18 +1,22 @@
 """The calibrated estimate in `kvwall regime` and `kvwall fit` with --engine: TPOT and TTFT of the deployment with
-the engine's fitted constants (tables/derived/serving_engine_constants) and their held-out error
-(tables/derived/serving_estimate_error), beside the datasheet estimate; derived from reported data, never a bound
+the engine's fitted constants (tables/derived/serving_engine_constants) times its offsets for the model, device,
+layout and weight format (tables/derived/serving_estimate_offsets, kvwall.validation.offsets), as `kvwall plan
+--engine` prices them, and their held-out error (tables/derived/serving_estimate_error: with offsets where they hold
+the model, else of the constants alone), beside the datasheet estimate; derived from reported data, never a bound
 (kvwall.validation.calibrated)."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
-from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT, NotCalibrated, cost_points, estimate,
-                                         read_calibrated, tables_beside)
+from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT_WITH_OFFSETS, OFFSETS_TABLE, NotCalibrated,
+                                         cost_points, estimate, read_calibrated, read_offsets, tables_beside)
+from kvwall.validation.offsets import OFFSET_COST, deployment_key
 
 #: The mode the estimate prices: one engine prefilling and decoding (agg).
 MODE = "agg"
@@ -39,10 +43,15 @@ def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device,
     if args.isl is None or args.osl is None or args.isl < 1 or args.osl < 1:
         return {"engine": args.engine, "refused": "give --isl and --osl (at least 1 token each): the lengths whose "
                 "decode and prefill the calibrated estimate prices"}
+    tables = tables_beside(catalog)
     try:
-        calibrated = read_calibrated(tables_beside(catalog), args.engine)
+        calibrated = read_calibrated(tables, args.engine)
+        offsets = read_offsets(tables, args.engine)
     except NotCalibrated as error:
         return {"engine": args.engine, "refused": str(error)}
+    key = deployment_key(args.engine, MODE, model, device, deployment)
+    if offsets.holds("TPOT", key):  # the band of the estimate printed: with offsets where they hold the model
+        calibrated = replace(read_calibrated(tables, args.engine, HELD_OUT_WITH_OFFSETS), constants=calibrated.constants)
     vmap = load_validation_map(Path(catalog.files["devices"]).parent / VALIDATION_FILE, catalog)
     serving = load_serving_inputs(catalog)
     points = cost_points(model, device, deployment, args.engine, MODE, args.batch, args.isl, args.osl, vmap, serving,
@@ -50,12 +59,19 @@ def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device,
     if points["reason"].notna().any():
         return {"engine": args.engine, "refused": str(points["reason"].iloc[0])}
     found = estimate(points, calibrated.constants, serving.collective_latency, vmap.tokens_per_step)[0]
+    sequences = args.batch / deployment.data_parallel
+    factors = {q: offsets.factor(q, key, sequences) for q in ("TPOT", "TTFT")}
+    costs = {**found.costs, OFFSET_COST: found.tpot * (factors["TPOT"] - 1.0)}
     return {"engine": args.engine, "mode": MODE, "isl": args.isl, "osl": args.osl, "batch": args.batch,
             "evidence": "derived from reported data", "constants": calibrated.constants,
-            "constants_table": f"tables/{CONSTANTS_TABLE}", "tpot_s": found.tpot, "ttft_s": found.ttft,
+            "constants_table": f"tables/{CONSTANTS_TABLE}", "offsets_table": f"tables/{OFFSETS_TABLE}",
+            "offsets": {q.lower(): {"factor": factors[q], "levels": offsets.levels_of(q, key, sequences)}
+                        for q in factors},
+            "tpot_s": found.tpot * factors["TPOT"], "ttft_s": found.ttft * factors["TTFT"],
             "tpot_datasheet_s": found.tpot_datasheet, "ttft_datasheet_s": found.ttft_datasheet,
             "tpot_error": calibrated.tpot_error.get(MODE), "ttft_error": calibrated.ttft_error.get(MODE),
-            "costs_s_per_token": found.costs}
+            "held_out": calibrated.tpot_error[MODE].scheme if MODE in calibrated.tpot_error else None,
+            "costs_s_per_token": costs}
 
 
 def _band(value: float, error) -> str:
@@ -73,8 +89,10 @@ def _header(answer: dict) -> str:
             f"{answer['isl']:,} and OSL {answer['osl']:,}): derived from reported data, the engine's constants fitted "
             f"on measured points ({answer['constants_table']}: fixed step {c.fixed_step * 1e3:.3g} ms, HBM fraction "
             f"{c.hbm_fraction:.3g}, FLOP fraction {c.flop_fraction:.3g}, {c.collective_latency * 1e6:.3g} us per "
-            f"collective message, {c.first_token_fixed * 1e3:.3g} ms before a first token); error band: {HELD_OUT} "
-            "cross-validation, never a bound")
+            f"collective message, {c.first_token_fixed * 1e3:.3g} ms before a first token), times its offsets "
+            f"({answer['offsets_table']}: TPOT x{answer['offsets']['tpot']['factor']:.2f}, TTFT "
+            f"x{answer['offsets']['ttft']['factor']:.2f}); error band: {answer['held_out']} cross-validation, never a "
+            "bound")
 
 
 def _refused(answer: dict) -> str:

@@ -23,10 +23,9 @@ from kvwall.model.decode_costs import COSTS, decode_costs
 from kvwall.model.sharding import kv_bytes_per_device, resident_weight_bytes_per_device
 from kvwall.model.step_time import device_step
 from kvwall.plan.calibrated import PlanCalibration, planned_points
+from kvwall.validation.offsets import OFFSET_COST
 from kvwall.plan.search import Workload
 
-#: The cost a calibrated estimate's offsets add (negative where they take some away): kvwall.validation.offsets.
-OFFSET_COST = "offsets"
 #: The parts of the datasheet step-time estimate, in the order they are summed.
 DATASHEET_COSTS = ("weights", "kv", "compute", "collectives", "imbalance")
 

@@ -32,7 +32,7 @@ from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, Calibrated, HeldOutError, read_calibrated,
                                           read_offsets, tables_beside)
-from kvwall.validation.offsets import Offsets, layout_name
+from kvwall.validation.offsets import Offsets, deployment_key
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,8 @@ class PlanCalibration:
 
 
 def offset_key(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str) -> tuple[str, ...]:
-    """The layout's key in the offsets (kvwall.validation.offsets.KEY_COLUMNS): without its weight format where
-    the parts' formats differ, which no measured point records."""
-    experts = d.expert_parallel if model.moe is not None else 1
-    key = (fit.calibrated.engine, mode, model.id, device.id,
-           layout_name(d.devices, d.tensor_parallel, d.pipeline_parallel, d.data_parallel, experts))
-    return (*key, d.weight_format) if isinstance(d.weight_format, str) else key
+    """The layout's key in the offsets (kvwall.validation.offsets.deployment_key)."""
+    return deployment_key(fit.calibrated.engine, mode, model, device, d)
 
 
 def read_plan_calibration(catalog: Catalog, engine: str) -> PlanCalibration:

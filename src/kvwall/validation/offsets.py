@@ -40,6 +40,8 @@ Z80 = 1.2815515655446004
 #: Significant digits a factor, a slope's factor per doubling and a key's mean sequences keep, as the constants the
 #: estimate multiplies (kvwall.model.engine_constants).
 DIGITS = 3
+#: The name of what an estimate's offsets add to its named costs (negative where they take some away).
+OFFSET_COST = "offsets"
 #: What joins a key's columns into one string (no name holds it).
 SEPARATOR = "\x1f"
 
@@ -58,6 +60,16 @@ def point_keys(points: pd.DataFrame) -> pd.DataFrame:
     names = {row: layout_name(*row) for row in set(layouts.itertuples(index=False, name=None))}
     keyed = points[["backend", "mode", "model", "device", "weight_format"]].astype(str)
     return keyed.assign(layout=[names[row] for row in layouts.itertuples(index=False, name=None)])[list(KEY_COLUMNS)]
+
+
+def deployment_key(engine: str, mode: str, model, device, d) -> tuple[str, ...]:
+    """The key (KEY_COLUMNS) of a deployment ``d`` (kvwall.inputs.deployment.Deployment) of ``model`` on ``device``
+    as the measured points name theirs: without its weight format where the parts' formats differ, which no measured
+    point records."""
+    experts = d.expert_parallel if model.moe is not None else 1
+    key = (engine, mode, model.id, device.id,
+           layout_name(d.devices, d.tensor_parallel, d.pipeline_parallel, d.data_parallel, experts))
+    return (*key, d.weight_format) if isinstance(d.weight_format, str) else key
 
 
 def sequences_per_rank(points: pd.DataFrame) -> pd.Series:
