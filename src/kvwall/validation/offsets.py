@@ -167,8 +167,9 @@ class _Level:
                "factor_p90": self.offsets + self.offset_half, "slope": self.slopes,
                "slope_p10": self.slopes - self.slope_half, "slope_p90": self.slopes + self.slope_half}
         exp2 = {"sequences": self.centres, "sequences_low": self.low, "sequences_high": self.high}
-        return {**{name: _rounded(np.exp(v)) for name, v in exp.items()},
-                **{name: _rounded(np.exp2(v)) for name, v in exp2.items()}}
+        with np.errstate(over="ignore"):  # an interval with next to no prior and no spread of sequences: unbounded
+            return {**{name: _rounded(np.exp(v)) for name, v in exp.items()},
+                    **{name: _rounded(np.exp2(v)) for name, v in exp2.items()}}
 
 
 def _levels(keys: pd.DataFrame, residual: pd.Series, sequences: pd.Series, pseudo_count: float):
