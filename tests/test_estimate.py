@@ -293,6 +293,9 @@ def test_the_readme_states_the_held_out_error_with_offsets(root):
             f"{plain.loc['TPOT', 'measured_over_estimate_p90']:.2f}x to {offset.loc['TPOT', 'measured_over_estimate_p10']:.2f}-"
             f"{offset.loc['TPOT', 'measured_over_estimate_p90']:.2f}x; the agg TTFT median error from "
             f"{plain.loc['TTFT', 'median_error']:.0%} to {offset.loc['TTFT', 'median_error']:.0%}") in prose
+    import yaml
+    pseudo_count = yaml.safe_load((root / "config/validation.yaml").read_text())["offset_pseudo_count"]["value"]
+    assert f"by a pseudo-count of {pseudo_count} points" in prose and f"kept n / (n + {pseudo_count})" in prose
     # the offsets buy most where the lookups are: every engine's held-out agg TPOT error falls
     for engine in ("sglang", "trtllm", "vllm"):
         assert error.loc[(SCHEMES[6], "TPOT", engine, "agg"), "median_error"] < error.loc[(SCHEMES[2], "TPOT", engine, "agg"), "median_error"]

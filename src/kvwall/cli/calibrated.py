@@ -8,14 +8,14 @@ the model, else of the constants alone), beside the datasheet estimate; derived 
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from pathlib import Path
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT_WITH_OFFSETS, OFFSETS_TABLE, NotCalibrated,
-                                         cost_points, estimate, read_calibrated, read_offsets, tables_beside)
+                                         band_of, cost_points, estimate, read_calibrated, read_offsets, tables_beside)
+from kvwall.validation.estimate_error import QUANTITIES
 from kvwall.validation.offsets import OFFSET_COST, deployment_key
 
 #: The mode the estimate prices: one engine prefilling and decoding (agg).
@@ -50,8 +50,7 @@ def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device,
     except NotCalibrated as error:
         return {"engine": args.engine, "refused": str(error)}
     key = deployment_key(args.engine, MODE, model, device, deployment)
-    if offsets.holds("TPOT", key):  # the band of the estimate printed: with offsets where they hold the model
-        calibrated = replace(read_calibrated(tables, args.engine, HELD_OUT_WITH_OFFSETS), constants=calibrated.constants)
+    band = band_of(calibrated, read_calibrated(tables, args.engine, HELD_OUT_WITH_OFFSETS), offsets, MODE, model.id)
     vmap = load_validation_map(Path(catalog.files["devices"]).parent / VALIDATION_FILE, catalog)
     serving = load_serving_inputs(catalog)
     points = cost_points(model, device, deployment, args.engine, MODE, args.batch, args.isl, args.osl, vmap, serving,
@@ -60,7 +59,7 @@ def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device,
         return {"engine": args.engine, "refused": str(points["reason"].iloc[0])}
     found = estimate(points, calibrated.constants, serving.collective_latency, vmap.tokens_per_step)[0]
     sequences = args.batch / deployment.data_parallel
-    factors = {q: offsets.factor(q, key, sequences) for q in ("TPOT", "TTFT")}
+    factors = {q: offsets.factor(q, key, sequences) for q in QUANTITIES}
     costs = {**found.costs, OFFSET_COST: found.tpot * (factors["TPOT"] - 1.0)}
     return {"engine": args.engine, "mode": MODE, "isl": args.isl, "osl": args.osl, "batch": args.batch,
             "evidence": "derived from reported data", "constants": calibrated.constants,
@@ -69,8 +68,8 @@ def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device,
                         for q in factors},
             "tpot_s": found.tpot * factors["TPOT"], "ttft_s": found.ttft * factors["TTFT"],
             "tpot_datasheet_s": found.tpot_datasheet, "ttft_datasheet_s": found.ttft_datasheet,
-            "tpot_error": calibrated.tpot_error.get(MODE), "ttft_error": calibrated.ttft_error.get(MODE),
-            "held_out": calibrated.tpot_error[MODE].scheme if MODE in calibrated.tpot_error else None,
+            "tpot_error": band.tpot_error.get(MODE), "ttft_error": band.ttft_error.get(MODE),
+            "held_out": band.tpot_error[MODE].scheme if MODE in band.tpot_error else None,
             "costs_s_per_token": costs}
 
 

@@ -28,6 +28,7 @@ from kvwall.plan.disagg import DisaggPoint, disagg_best
 from kvwall.plan.search import PlanPoint, Workload, best_within, closest, frontier
 from kvwall.units import GB, MS
 from kvwall.validation.calibrated import CONSTANTS_TABLE, OFFSETS_TABLE, HeldOutError, NotCalibrated
+from kvwall.validation.estimate_error import QUANTITIES
 
 #: The most devices a plan may span, the layouts it prints, and those of the datasheet estimate beside a calibrated one.
 MAX_PLAN_DEVICES = 128
@@ -69,7 +70,7 @@ def _memory(model: Model, d: Deployment, batch: int, workload: Workload, device:
 def _offsets_json(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str, batch: int) -> dict:
     return {quantity.lower(): {"factor": fit.factor(quantity, model, device, d, mode, float(batch)),
                                "levels": fit.levels(quantity, model, device, d, mode, float(batch))}
-            for quantity in ("TPOT", "TTFT")}
+            for quantity in QUANTITIES}
 
 
 def _offsets_line(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str, batch: int,
@@ -77,7 +78,7 @@ def _offsets_line(fit: PlanCalibration, model: Model, device: Device, d: Deploym
     """The offsets' factors of a layout at its batch, and the levels of tables/derived/serving_estimate_offsets they
     come from."""
     parts = []
-    for quantity in ("TPOT", "TTFT"):
+    for quantity in QUANTITIES:
         levels = fit.levels(quantity, model, device, d, mode, float(batch))
         shown = ", ".join(f"{level} x{factor:.2f}" for level, factor in levels.items())
         parts.append(f"{quantity} x{fit.factor(quantity, model, device, d, mode, float(batch)):.2f}"

@@ -4,15 +4,15 @@ The engine's constants, offsets and their held-out error are read from the table
 never refitted: the constants of tables/derived/serving_engine_constants, times the offsets of
 tables/derived/serving_estimate_offsets for the planned engine, mode, model, device, layout and weight format
 (kvwall.validation.offsets: a factor per level the measurements hold at the planned sequences per attention-DP
-rank, none where they hold nothing of the model),
-and the error band of the grouped 5-fold cross-validation with offsets of tables/derived/serving_estimate_error on
-the engine's agg (or disagg) points, the median |estimate / measured - 1| and the 10th to 90th percentile of
-measured / estimate, for TPOT and for TTFT. A planned layout at batch b is priced as a measured agg point at b running sequences
-(kvwall.model.decode_inputs): TPOT is kvwall.model.decode_costs's decode step over the tokens a step emits, TTFT
+rank, none where they hold nothing of the model), and the error band of tables/derived/serving_estimate_error on
+the engine's agg (or disagg) points, grouped 5-fold with offsets where they hold the model, else of the constants
+alone (kvwall.validation.calibrated.band_of): the median |estimate / measured - 1| and the 10th to 90th percentile
+of measured / estimate, for TPOT and for TTFT. A planned layout at batch b is priced as a measured agg point at b
+running sequences (kvwall.model.decode_inputs): TPOT is kvwall.model.decode_costs's decode step over the tokens a step emits, TTFT
 kvwall.model.first_token_estimate's (the fixed cost and half the wave of b prefills); a disaggregated plan's decode
 instances as disagg points (no prefill interference) and its prefill instances' TTFT as a disagg point's (the fixed
-cost and one prompt on a replica, its busy time scaled with its TTFT's factor at one sequence). The KV a plan asks for (--kv-dtype) is the KV the engine stores, so the stored
-over counted KV bytes is 1. The fitted numbers price estimates only; no bound reads them.
+cost and one prompt on a replica, its busy time scaled with its TTFT's factor at one sequence). The KV a plan asks
+for (--kv-dtype) is the KV the engine stores, so the stored over counted KV bytes is 1. The fitted numbers price estimates only; no bound reads them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.model.decode_costs import decode_step
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token_estimate import first_token_estimate
-from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, Calibrated, HeldOutError, read_calibrated,
+from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, Calibrated, HeldOutError, band_of, read_calibrated,
                                           read_offsets, tables_beside)
 from kvwall.validation.offsets import Offsets, deployment_key
 
@@ -50,13 +50,9 @@ class PlanCalibration:
         with offsets where they hold ``model`` in ``mode``, else of the constants alone (a model the measurements do
         not hold gets no offset, and the band of an estimate without)."""
         held = self.calibrated
-        if model is not None and self.with_offsets is not None and self.holds(model, mode):
-            held = self.with_offsets
+        if model is not None and self.with_offsets is not None and self.offsets is not None:
+            held = band_of(self.calibrated, self.with_offsets, self.offsets, mode, model.id)
         return held.tpot_error.get(mode), held.ttft_error.get(mode)
-
-    def holds(self, model: Model, mode: str) -> bool:
-        """Whether the offsets hold measured points of ``model`` in ``mode`` on this engine."""
-        return self.offsets is not None and self.offsets.holds("TPOT", (self.calibrated.engine, mode, model.id))
 
     def factor(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str, batches):
         """The offsets' factor of ``quantity`` (TPOT, TTFT) for the layout ``d`` of ``model`` on ``device`` in

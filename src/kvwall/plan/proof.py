@@ -32,7 +32,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from kvwall.validation.estimate_error import grouped_folds, held_out, measured_times, with_offsets
+from kvwall.validation.estimate_error import grouped_folds, held_out_with_offsets, measured_times
 from kvwall.validation.offsets import layout_name as priced_layout_name
 
 #: The columns that make a group (its layouts told apart by layout_name).
@@ -58,9 +58,8 @@ def held_out_tpot(points: pd.DataFrame, rows: pd.DataFrame, tokens: float, pseud
     """The calibrated TPOT (ms) of each understood point from constants fitted on the folds without its group
     (tpot_calibrated_ms), and times the offsets of those folds' points (tpot_offsets_ms, ``pseudo_count``: their
     shrinkage)."""
-    measured, folds, fits = measured_times(points, rows), grouped_folds(points, GROUP), {}
-    plain = held_out(points, measured, tokens, folds, fits)
-    offset = with_offsets(points, measured, tokens, folds, plain, fits, pseudo_count)
+    plain, offset = held_out_with_offsets(points, measured_times(points, rows), tokens, grouped_folds(points, GROUP),
+                                          pseudo_count)
     return pd.DataFrame({"tpot_calibrated_ms": plain["tpot"], "tpot_offsets_ms": offset["tpot"]})
 
 

@@ -121,6 +121,13 @@ def read_offsets(tables: str | Path, engine: str) -> Offsets:
     return offsets_from(offsets[offsets["backend"] == engine])
 
 
+def band_of(plain: Calibrated, with_offsets: Calibrated, offsets: Offsets, mode: str, model_id: str) -> Calibrated:
+    """The calibration whose held-out error an estimate of ``model_id`` in ``mode`` is printed with: the estimate's
+    with offsets where they hold the engine, mode and model, else of the constants alone (a model the measurements do
+    not hold gets no offset)."""
+    return with_offsets if offsets.holds("TPOT", (plain.engine, mode, model_id)) else plain
+
+
 def cost_points(model, device, deployment: Deployment, engine: str, mode: str, in_flight: float, isl: float,
                 osl: float, vmap: ValidationMap, serving: ServingInputs, precision: str) -> pd.DataFrame:
     """One point in the columns of kvwall.validation.points (COST_INPUTS among them): ``in_flight`` requests of

@@ -1,7 +1,7 @@
 """How well the calibrated estimate predicts measured points it did not see: derived from reported data.
 
 Per engine (kvwall.validation.calibration), TPOT (kvwall.model.decode_costs) and TTFT
-(kvwall.model.first_token_estimate) are predicted four ways: at datasheet rates (kvwall.model.engine_constants,
+(kvwall.model.first_token_estimate) are predicted in every way of SCHEMES: at datasheet rates (kvwall.model.engine_constants,
 uncalibrated), with constants fitted on every point (in sample), by grouped K-fold cross-validation (points that
 differ only in concurrency, kvwall.validation.points.GROUP, stay in one fold; folds drawn with a fixed seed), the
 same with the offsets of kvwall.validation.offsets (fitted, like the constants, on the other folds' points alone),
@@ -30,6 +30,8 @@ FOLDS, SEED = 5, 0
 #: The ways a point is predicted, in the order they are listed.
 SCHEMES = ("datasheet", "in sample", f"grouped {FOLDS}-fold", "leave one model out", "leave one device out",
            "leave one engine version out", f"grouped {FOLDS}-fold, with offsets")
+#: The quantities predicted, each with its column in the frames of predictions and measured times.
+QUANTITIES = {"TPOT": "tpot", "TTFT": "ttft"}
 #: The quantiles of measured / estimate each summary gives: the band 80% of the points fall in.
 BAND = (0.1, 0.9)
 
@@ -77,11 +79,11 @@ def held_out(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label:
 
 
 def log_residuals(measured: pd.DataFrame, predicted: pd.DataFrame) -> dict[str, pd.Series]:
-    """ln(measured / estimate) of TPOT and TTFT, NaN where either is not a positive time."""
+    """ln(measured / estimate) of each of QUANTITIES, NaN where either is not a positive time."""
     def log_ratio(column: str) -> pd.Series:
         ratio = measured[column].astype(float) / predicted[column].astype(float)
         return np.log(ratio.where(ratio > 0.0))
-    return {"TPOT": log_ratio("tpot"), "TTFT": log_ratio("ttft")}
+    return {quantity: log_ratio(column) for quantity, column in QUANTITIES.items()}
 
 
 def with_offsets(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label: pd.Series,
@@ -98,10 +100,19 @@ def with_offsets(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, la
         trained = pd.DataFrame({"tpot": tpot, "ttft": ttft}, index=train.index)
         lookup = fitted_offsets(keys.loc[train.index], log_residuals(measured.loc[train.index], trained),
                                 sequences.loc[train.index], pseudo_count)
-        for quantity, column in (("TPOT", "tpot"), ("TTFT", "ttft")):
+        for quantity, column in QUANTITIES.items():
             factor = np.exp(lookup.log_factors_of(quantity, keys.loc[test.index], sequences.loc[test.index]))
             out.loc[test.index, column] = held.loc[test.index, column].to_numpy(dtype=float) * factor
     return out
+
+
+def held_out_with_offsets(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, label: pd.Series,
+                          pseudo_count: float, fits: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """TPOT and TTFT (ms) of each point held out by ``label`` (held_out), and the same times the offsets of the
+    other labels' points (with_offsets); ``fits``, where given, receives the constants per (engine, label held out)."""
+    fits = {} if fits is None else fits
+    plain = held_out(points, measured, tokens, label, fits)
+    return plain, with_offsets(points, measured, tokens, label, plain, fits, pseudo_count)
 
 
 def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, latency: float,
@@ -117,10 +128,7 @@ def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, lat
     for engine, group in points.groupby("backend", sort=True):
         tpot, ttft = _predict(group, calibrations[engine].constants, tokens)
         in_sample.loc[group.index, "tpot"], in_sample.loc[group.index, "ttft"] = tpot, ttft
-    folds, fits = grouped_folds(points), {}
-    grouped = held_out(points, measured, tokens, folds, fits)
-    if fold_fits is not None:
-        fold_fits.update(fits)
+    grouped, offset = held_out_with_offsets(points, measured, tokens, grouped_folds(points), pseudo_count, fold_fits)
     return {
         SCHEMES[0]: datasheet,
         SCHEMES[1]: in_sample,
@@ -128,7 +136,7 @@ def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, lat
         SCHEMES[3]: held_out(points, measured, tokens, points["model"]),
         SCHEMES[4]: held_out(points, measured, tokens, points["device"]),
         SCHEMES[5]: held_out(points, measured, tokens, versions.astype(str)),
-        SCHEMES[6]: with_offsets(points, measured, tokens, folds, grouped, fits, pseudo_count),
+        SCHEMES[6]: offset,
     }
 
 
@@ -149,7 +157,7 @@ def error_summary(points: pd.DataFrame, measured: pd.DataFrame, predicted: dict[
     the BAND quantiles of their measured / estimate."""
     rows = []
     for scheme in SCHEMES:
-        for quantity, column in (("TPOT", "tpot"), ("TTFT", "ttft")):
+        for quantity, column in QUANTITIES.items():
             estimate = predicted[scheme][column]
             frame = pd.DataFrame({"backend": points["backend"], "mode": points["mode"],
                                   "error": (estimate / measured[column] - 1.0).abs(),
