@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kvwall.plan.proof import DRAWS, SECOND, layout_name, rank_correlation, rankings, second_measurement, summary
+from kvwall.plan.proof import (DRAWS, SECOND, agreement_intervals, layout_name, rank_correlation, rankings,
+                               second_measurement, summary)
 
 
 def _points(layouts):
@@ -82,14 +83,19 @@ def test_the_rank_correlation_of_many_rankings_at_once_is_each_ones():
 
 
 def test_a_second_measurement_that_measures_the_same_agrees_everywhere():
-    table = second_measurement(GROUP, np.array([1.0]), draws=3).set_index("limit")
+    remeasured = second_measurement(GROUP, np.array([1.0]), draws=3)
+    table = remeasured.summary.set_index("limit")
     assert set(table["estimate"]) == {SECOND}
+    # per group and limit, every draw agrees
+    assert remeasured.agreement[["limit", "agreeing", "draws"]].values.tolist() == [["median", 3, 3], ["loosest", 3, 3]]
     assert (table["groups"] == 1).all() and (table["top1_agreement"] == 1.0).all()
     assert (table["median_rank_correlation"] == 1.0).all() and (table["mean_rate_of_pick"] == 1.0).all()
 
 
 def test_a_second_measurement_at_half_the_tpot_by_hand():
-    table = second_measurement(GROUP, np.array([0.5]), draws=2).set_index("limit")
+    remeasured = second_measurement(GROUP, np.array([0.5]), draws=2)
+    table = remeasured.summary.set_index("limit")
+    assert remeasured.agreement.set_index("limit")["agreeing"].to_dict() == {"median": 0, "loosest": 2}
     # within 17.5 ms at half the TPOT, every point: TP1 32 / 10 ms = 3,200 first, where the measurements put TP2 DP2
     # (1,066.7) first, and TP1 measures 800 of it
     assert table.loc["median", "top1_agreement"] == 0.0
@@ -100,10 +106,64 @@ def test_a_second_measurement_at_half_the_tpot_by_hand():
 
 def test_a_second_measurement_draws_the_same_ratios_for_the_same_seed():
     ratios = np.array([0.5, 0.9, 1.0, 1.1, 2.0])
-    once, again = second_measurement(GROUP, ratios, draws=50), second_measurement(GROUP, ratios, draws=50)
+    once, again = second_measurement(GROUP, ratios, draws=50).summary, second_measurement(GROUP, ratios, draws=50).summary
     pd.testing.assert_frame_equal(once, again)
-    other = second_measurement(GROUP, ratios, draws=50, seed=1)
+    other = second_measurement(GROUP, ratios, draws=50, seed=1).summary
     assert 0.0 < once.loc[0, "top1_agreement"] < 1.0 and not once.equals(other)
+
+
+def _hand_groups(clusters):
+    """A ranking and a second measurement's agreement over hand-made groups: per cluster (a model), per group, whether
+    the estimate's first layout agrees and how many of 200 draws of a second measurement do."""
+    ranked, agreement = [], []
+    for model, groups in clusters.items():
+        for isl, (agrees, agreeing) in enumerate(groups):
+            key = {"model": model, "device": "d", "backend": "vllm", "weight_format": "fp8", "isl": isl, "osl": 1}
+            ranked.append({"estimate": "by hand", **key, "limit": "median", "top1_agrees": agrees})
+            agreement.append({**key, "limit": "median", "agreeing": agreeing, "draws": 200})
+    return pd.DataFrame(ranked), pd.DataFrame(agreement)
+
+
+def test_the_top1_intervals_resample_whole_clusters_by_hand():
+    # cluster m1: one group, the estimate agrees and so do all 200 draws; m2: three groups, the estimate agrees on
+    # none and the draws on 100 of 200 each. Resampling two clusters gives m1 m1, m1 m2 (either order) or m2 m2 with
+    # odds 1/4, 1/2, 1/4: the estimate's share 2/2, 1/4 or 0/6; the second measurement's 400/400, 500/800 or
+    # 600/1,200; their difference 0, -3/8 or -1/2. The 5th and 95th percentiles of 2,000 resamples are the extremes.
+    ranked, agreement = _hand_groups({"m1": [(True, 200)], "m2": [(False, 100)] * 3})
+    intervals = agreement_intervals(ranked, agreement).set_index("estimate")
+    estimate, second = intervals.loc["by hand"], intervals.loc[SECOND]
+    assert (estimate["top1_low"], estimate["top1_high"]) == (0.0, 1.0)
+    assert estimate["against_second"] == 0.25 - 0.625
+    assert (estimate["against_second_low"], estimate["against_second_high"]) == (-0.5, 0.0)
+    assert (second["top1_low"], second["top1_high"]) == (0.5, 1.0) and np.isnan(second["against_second"])
+
+
+def test_one_cluster_resampled_is_itself_and_an_estimate_as_good_as_measuring_again_is_zero_points_from_it():
+    ranked, agreement = _hand_groups({"m1": [(True, 200), (False, 0), (True, 200)]})
+    intervals = agreement_intervals(ranked, agreement).set_index("estimate")
+    assert intervals.loc["by hand", ["top1_low", "top1_high"]].tolist() == [2 / 3, 2 / 3]
+    assert intervals.loc[SECOND, ["top1_low", "top1_high"]].tolist() == [2 / 3, 2 / 3]
+    assert intervals.loc["by hand", ["against_second", "against_second_low", "against_second_high"]].tolist() == [0, 0, 0]
+
+
+def test_the_intervals_refuse_an_estimate_that_ranks_other_groups():
+    ranked, agreement = _hand_groups({"m1": [(True, 200), (False, 0)]})
+    with pytest.raises(ValueError, match="by hand: ranks other groups at the median limit"):
+        agreement_intervals(ranked.iloc[:1], agreement)
+    assert list(agreement_intervals(ranked, agreement)["estimate"]) == ["by hand", SECOND]
+
+
+def test_the_built_intervals_hold_their_shares(root):
+    summary = pd.read_csv(root / "tables/derived/plan_ranking_summary.csv")
+    assert (summary["top1_low"] <= summary["top1_agreement"]).all()
+    assert (summary["top1_agreement"] <= summary["top1_high"]).all()
+    paired = summary.dropna(subset=["against_second"])
+    assert set(paired["estimate"]) == {"datasheet", "calibrated, held out", "calibrated with offsets, held out"}
+    assert ((paired["against_second_low"] <= paired["against_second"])
+            & (paired["against_second"] <= paired["against_second_high"])).all()
+    second = summary[summary["estimate"] == SECOND].set_index("limit")["top1_agreement"]
+    for record in paired.to_dict("records"):
+        assert record["against_second"] == pytest.approx(record["top1_agreement"] - second[record["limit"]], abs=1e-12)
 
 
 def test_each_estimate_ranks_the_group_on_its_own_column():
@@ -211,6 +271,18 @@ def test_the_readmes_ranking_table_is_the_built_summary(root):
     agreeing = round(with_offsets["top1_agreement"] * with_offsets["groups"])
     assert (f"its first layout is the measurements' in {agreeing} of the {int(with_offsets['groups'])} groups "
             f"({with_offsets['top1_agreement']:.1%})") in prose
+    # the intervals the README reads: the estimate with offsets less a second measurement, its share's interval, and
+    # the other two estimates less a second measurement
+    low, difference, high = (100 * with_offsets[c] for c in ("against_second_low", "against_second", "against_second_high"))
+    assert (f"its share less a second measurement's is {difference:.1f} pp, with a 90% interval of {low:.1f} to "
+            f"{high:+.1f} pp over cluster bootstrap resamples") in prose
+    assert f"its own share's interval is {with_offsets['top1_low']:.1%} to {with_offsets['top1_high']:.1%}, 8.12" in prose
+    assert low < 0 < high, "the README says the interval holds 0"
+    for estimate, name in (("datasheet", "the datasheet estimate's"), ("calibrated, held out", "the plain calibrated one's")):
+        row = summary.loc[(estimate, "median")]
+        assert row["against_second_high"] < 0, f"the README says the groups tell {estimate} from measuring again"
+        assert (f"{name} ({100 * row['against_second']:.1f} pp, {100 * row['against_second_low']:.1f} to "
+                f"{100 * row['against_second_high']:.1f})") in prose
     ranked = pd.read_csv(root / "tables/derived/plan_ranking.csv")
     trtllm = ranked[(ranked["limit"] == "median") & (ranked["backend"] == "trtllm")].groupby("estimate")["top1_agrees"]
     shares = trtllm.apply(lambda agrees: (agrees == "yes").mean())

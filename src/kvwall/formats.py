@@ -110,6 +110,11 @@ def percent_signed(decimals: int) -> Callable[[float], str]:
     return lambda v: f"{v * 100:+.{decimals}f}%"
 
 
+def points_signed(decimals: int) -> Callable[[float], str]:
+    """A difference of two shares in percentage points, signed: -4.6 pp."""
+    return lambda v: f"{v * 100:+.{decimals}f} pp"
+
+
 def percent(decimals: int) -> Callable[[float], str]:
     """A fraction as a percentage: 53%."""
     return lambda v: f"{v * 100:.{decimals}f}%"
@@ -158,6 +163,7 @@ FORMATS: dict[str, Callable] = {
     "percent0": percent(0),
     "percent1": percent(1),
     "percent_signed1": percent_signed(1),
+    "points_signed1": points_signed(1),
     "bits": bits,
     "ms0": milliseconds(0),
     "ms1": milliseconds(1),

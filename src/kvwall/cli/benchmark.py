@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import math
 from importlib import metadata
 import os
 import re
@@ -103,6 +104,8 @@ class RankingScore:
     groups: int
     top1_agreement: float
     median_rank_correlation: float
+    top1_interval: tuple[float, float] = (math.nan, math.nan)
+    against_second: tuple[float, float, float] = (math.nan, math.nan, math.nan)  # the difference, its interval
 
 
 @dataclass(frozen=True)
@@ -415,7 +418,16 @@ def plan_ranking(built: Path) -> tuple[RankingScore, ...]:
     """Every estimate and limit of the plan ranking summary a build wrote under ``built``."""
     with open(built / PLAN_RANKING_TABLE, newline="") as table:
         return tuple(RankingScore(row["estimate"], row["limit"], int(row["groups"]), float(row["top1_agreement"]),
-                                  float(row["median_rank_correlation"])) for row in csv.DictReader(table))
+                                  float(row["median_rank_correlation"]),
+                                  tuple(_number(row[c]) for c in ("top1_low", "top1_high")),
+                                  tuple(_number(row[c]) for c in ("against_second", "against_second_low",
+                                                                  "against_second_high")))
+                     for row in csv.DictReader(table))
+
+
+def _number(cell: str) -> float:
+    """A CSV cell as a number, NaN where it is empty."""
+    return float(cell) if cell else math.nan
 
 
 def _stage(text: str) -> None:

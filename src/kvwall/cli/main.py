@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import math
 import os
 import sys
 from dataclasses import asdict, replace
@@ -601,8 +602,14 @@ def run_benchmark(args: argparse.Namespace) -> int:
           f"{benchmark.PLAN_MODEL} on up to {benchmark.PLAN_DEVICES} {benchmark.PLAN_DEVICE}, best and frontier "
           "included)")
     for score in result.plan_ranking:
-        print(f"  plan ranking              {score.top1_agreement:8.1%}    first layouts agree, median rank correlation "
-              f"{score.median_rank_correlation:.2f} ({score.estimate}, {score.limit} TPOT limit, {score.groups} groups)")
+        low, high = score.top1_interval
+        difference, below, above = score.against_second
+        against = ("" if math.isnan(difference) else
+                   f"; less a second measurement {difference * 100:+.1f} pp, 90% interval {below * 100:+.1f} to "
+                   f"{above * 100:+.1f} pp")
+        print(f"  plan ranking              {score.top1_agreement:8.1%}    first layouts agree (90% interval {low:.1%} to "
+              f"{high:.1%}{against}), median rank correlation {score.median_rank_correlation:.2f} ({score.estimate}, "
+              f"{score.limit} TPOT limit, {score.groups} groups)")
     if result.fast_tests is not None:
         print(f'  pytest -m "not slow"       {result.fast_tests:8.1f} s')
         print(f"  the whole test suite      {result.all_tests:8.1f} s")

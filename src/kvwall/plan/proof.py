@@ -20,7 +20,10 @@ where it is not the measurements': its measured rate over the measured first lay
 What the measurements allow an estimate at most: the measured ranking against a second measurement of the same
 points, each point's TPOT times the ratio of two measurements of one deployment, drawn from the data's own repeats
 (kvwall.validation.repeatability), ranked as an estimate is. An estimate that ranks as well as measuring again is as
-good as the measurements can tell.
+good as the measurements can tell. How far a share could move on other groups like these: its 90% interval over
+cluster bootstrap resamples of the groups, and an estimate's share minus the second measurement's with its interval
+over the same resamples; where that interval holds 0, the groups do not tell the estimate's first layouts from
+measuring again.
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import product
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from kvwall.validation.estimate_error import grouped_folds, held_out_with_offsets, measured_times
-from kvwall.validation.offsets import layout_name as priced_layout_name
+from kvwall.validation.offsets import SEPARATOR, layout_name as priced_layout_name
 
 #: The columns that make a group (its layouts told apart by layout_name).
 GROUP = ("model", "device", "backend", "weight_format", "isl", "osl")
@@ -47,6 +51,12 @@ ESTIMATES = {"datasheet": "tpot_estimate_ms", "calibrated, held out": "tpot_cali
 #: The measurements ranked against themselves measured again, the draws of a second measurement, and their seed
 #: (numpy's PCG64 draws the same integers on every machine).
 SECOND, DRAWS, SEED = "a second measurement", 200, 0
+#: The cluster bootstrap of the top-1 shares: the columns whose groups are drawn together, the resamples (seeded as
+#: the draws) and the interval's quantiles (90%).
+CLUSTER, RESAMPLES, INTERVAL = ("model", "device", "backend", "weight_format"), 2000, (0.05, 0.95)
+#: The columns of agreement_intervals.
+INTERVAL_COLUMNS = ("estimate", "limit", "top1_low", "top1_high", "against_second", "against_second_low",
+                    "against_second_high")
 
 
 def layout_name(row: pd.Series) -> str:
@@ -165,17 +175,25 @@ def rankings(points: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:
     return ranked.assign(top1_agrees=ranked["top1_agrees"].astype(bool)) if found else ranked
 
 
-def second_measurement(points: pd.DataFrame, ratios: np.ndarray, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
+class Remeasured(NamedTuple):
+    """A second measurement's scores: per limit in the summary's columns, and per group the draws that agree."""
+
+    summary: pd.DataFrame
+    agreement: pd.DataFrame
+
+
+def second_measurement(points: pd.DataFrame, ratios: np.ndarray, draws: int = DRAWS, seed: int = SEED) -> Remeasured:
     """Per limit, the measured rankings against a second measurement of the same points, in the summary's columns
     (estimate SECOND): ``draws`` times, each agg point's measured TPOT times a ratio drawn from ``ratios`` (of two
     measurements of one deployment, kvwall.validation.repeatability), ranked as an estimate is; the shares, the
-    median and the mean are over every group of every draw (``groups``: the groups of one draw)."""
+    median and the mean are over every group of every draw (``groups``: the groups of one draw). And per group and
+    limit, the draws whose first layout is the measurements' (``agreeing`` of ``draws``)."""
     agg, groups = _groups(points)
     drawn = np.random.default_rng(seed).integers(0, ratios.size, size=(draws, len(agg)))
     remeasured = agg["tpot_ms"].to_numpy(dtype=float)[None, :] * ratios[drawn]
-    rows = []
+    rows, agreeing = [], []
     for limit_name, quantile in LIMITS.items():
-        scored = [(group, s) for group in (g for _, g in groups)
+        scored = [(key, s) for key, group in groups
                   if (s := _scores(group, remeasured[:, group.positions], _limit(group, quantile))) is not None]
         agrees = np.concatenate([s["top1_agrees"] for _, s in scored])
         rho = np.concatenate([s["rank_correlation"] for _, s in scored])
@@ -184,7 +202,53 @@ def second_measurement(points: pd.DataFrame, ratios: np.ndarray, draws: int = DR
                      "top1_agreement": float(np.count_nonzero(agrees)) / agrees.size,
                      "median_rank_correlation": float(np.median(rho[~np.isnan(rho)])),
                      "mean_rate_of_pick": math.fsum(pick) / pick.size})
-    return pd.DataFrame(rows)
+        agreeing += [{**dict(zip(GROUP, key)), "limit": limit_name, "agreeing": int(np.count_nonzero(s["top1_agrees"])),
+                      "draws": draws} for key, s in scored]
+    return Remeasured(pd.DataFrame(rows), pd.DataFrame(agreeing, columns=[*GROUP, "limit", "agreeing", "draws"]))
+
+
+def agreement_intervals(ranked: pd.DataFrame, agreement: pd.DataFrame, resamples: int = RESAMPLES,
+                        seed: int = SEED) -> pd.DataFrame:
+    """Per estimate (those of ``ranked``, from rankings, then SECOND, from ``agreement``: Remeasured.agreement) and
+    limit, the INTERVAL of its top-1 share over ``resamples`` cluster bootstrap resamples of the limit's groups, and
+    an estimate's share minus the second measurement's (against_second) with its INTERVAL over the same resamples
+    (paired). The groups of one CLUSTER are drawn together: a group's offsets come from the other lengths of its
+    engine, model, device and format. A resample's shares are ratios of integer sums, the same on every machine."""
+    found = []
+    for limit_name in LIMITS:
+        second = agreement[agreement["limit"] == limit_name]
+        if second.empty:
+            continue
+        keys = pd.MultiIndex.from_frame(second[list(GROUP)])
+        clusters, cluster_of = np.unique(second[list(CLUSTER)].astype(str).agg(SEPARATOR.join, axis=1),
+                                         return_inverse=True)
+        draws = int(second["draws"].iloc[0])
+
+        def per_cluster(values: np.ndarray) -> np.ndarray:
+            return np.bincount(cluster_of, weights=values, minlength=clusters.size).astype(np.int64)
+
+        chosen = np.random.default_rng(seed).integers(0, clusters.size, size=(resamples, clusters.size))
+        groups = per_cluster(np.ones(len(second)))[chosen].sum(axis=1)
+        agreeing = per_cluster(second["agreeing"].to_numpy(dtype=float))[chosen].sum(axis=1)
+        for estimate in [*ranked["estimate"].unique(), SECOND] if not ranked.empty else [SECOND]:
+            if estimate == SECOND:
+                share, against = agreeing / (draws * groups), None
+            else:
+                at = ranked[(ranked["estimate"] == estimate) & (ranked["limit"] == limit_name)]
+                agrees = at.set_index(list(GROUP))["top1_agrees"].reindex(keys)
+                if agrees.isna().any() or len(at) != len(second):
+                    raise ValueError(f"{estimate}: ranks other groups at the {limit_name} limit than the measurements")
+                hits = per_cluster(agrees.to_numpy(dtype=float))[chosen].sum(axis=1)
+                share, against = hits / groups, (draws * hits - agreeing) / (draws * groups)
+                point = (draws * int(agrees.sum()) - int(second["agreeing"].sum())) / (draws * len(second))
+            low, high = np.quantile(share, INTERVAL)
+            row = {"estimate": estimate, "limit": limit_name, "top1_low": float(low), "top1_high": float(high),
+                   "against_second": np.nan, "against_second_low": np.nan, "against_second_high": np.nan}
+            if against is not None:
+                row.update(against_second=point, **dict(zip(("against_second_low", "against_second_high"),
+                                                            map(float, np.quantile(against, INTERVAL)))))
+            found.append(row)
+    return pd.DataFrame(found, columns=list(INTERVAL_COLUMNS))
 
 
 def summary(ranked: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:

@@ -3,8 +3,9 @@
 - tables/derived/plan_ranking: per group of measured agg points at two layouts or more and per TPOT limit, the
   layouts ranked by measured and by estimated tokens per second per GPU, the first of each, whether they agree and
   the rank correlation;
-- tables/derived/plan_ranking_summary: per limit, the share of groups whose first layouts agree and the median
-  rank correlation, for each estimate and for a second measurement of the same points.
+- tables/derived/plan_ranking_summary: per limit, the share of groups whose first layouts agree, its interval and
+  its difference from a second measurement's, and the median rank correlation, for each estimate and for a second
+  measurement of the same points.
 """
 
 from __future__ import annotations
@@ -68,15 +69,21 @@ _SUMMARY = (
     Column("limit", "TPOT limit"),
     Column("groups", "Groups", "derived", "int"),
     Column("top1_agreement", "First layouts agree", "derived", "percent1"),
+    Column("top1_low", "Agree, 90% interval from", "derived", "percent1"),
+    Column("top1_high", "Agree, 90% interval to", "derived", "percent1"),
+    Column("against_second", "Agree, less a second measurement", "derived", "points_signed1"),
+    Column("against_second_low", "Less a second measurement, 90% interval from", "derived", "points_signed1"),
+    Column("against_second_high", "Less a second measurement, 90% interval to", "derived", "points_signed1"),
     Column("median_rank_correlation", "Median rank correlation", "derived", "fixed2"),
     Column("mean_rate_of_pick", "Estimate's first, measured, of the best (mean)", "derived", "percent0", "ratio"),
 )
 
 
 @keyed("estimate", "limit")
-def ranking_summary(summary: pd.DataFrame, draws: int) -> Table:
-    """Per estimate and limit, top-1 agreement and the median rank correlation over the groups; ``draws``: the draws
-    of the second measurement (kvwall.plan.proof.second_measurement)."""
+def ranking_summary(summary: pd.DataFrame, draws: int, resamples: int) -> Table:
+    """Per estimate and limit, top-1 agreement with its interval and against a second measurement, and the median
+    rank correlation over the groups; ``draws``: the draws of the second measurement
+    (kvwall.plan.proof.second_measurement), ``resamples``: the bootstrap's (kvwall.plan.proof.agreement_intervals)."""
     return Table(
         id="plan_ranking_summary",
         title="The estimate's layout rankings against the measurements', in summary",
@@ -87,7 +94,10 @@ def ranking_summary(summary: pd.DataFrame, draws: int) -> Table:
         "ratio of two measurements of one deployment, drawn from the file's own repeats "
         f"(tables/derived/serving_repeatability), in {draws} draws, the shares, median and mean over every group of "
         "every draw: how often measuring again picks the same layout, what an estimate as good as a second measurement "
-        "would score.",
+        f"would score. Each share's 90% interval is that of {resamples:,} cluster bootstrap resamples of the groups, those of "
+        "one engine, model, device and weight format drawn together (a group's offsets come from the others); the "
+        "share less the second measurement's is in percentage points, paired on the same resamples: where its "
+        "interval holds 0, these groups do not tell the estimate's first layouts from measuring again.",
         columns=_SUMMARY,
         rows=records(summary, _SUMMARY),
         sources=(MEASUREMENTS_SOURCE,),
