@@ -170,8 +170,10 @@ def test_kvwall_regime_prices_a_measured_model_with_the_offsets_kvwall_plan_read
     import numpy as np
 
     from kvwall.cli.main import main
-    from kvwall.inputs.deployment import Deployment
-    from kvwall.plan.calibrated import read_plan_calibration
+    from dataclasses import replace
+
+    from kvwall.inputs.deployment import Deployment, load_serving_inputs
+    from kvwall.plan.calibrated import planned_stretch, read_plan_calibration
 
     argv = ["regime", "--model", "llama-3.1-70b", "--device", "h200-sxm", "--batch", "64", "--context", "8k",
             "--weight-dtype", "fp8", "--kv-dtype", "fp8", "--config", str(root / "config"), "--engine", "trtllm",
@@ -180,10 +182,16 @@ def test_kvwall_regime_prices_a_measured_model_with_the_offsets_kvwall_plan_read
     answer = json.loads(capsys.readouterr().out)["calibrated_estimate"]
     fit = read_plan_calibration(catalog, "trtllm")
     model, device, one = catalog.models["llama-3.1-70b"], catalog.devices["h200-sxm"], Deployment(weight_format="fp8")
-    # the factors the plan prices this layout with at 64 sequences, the product of the table's levels
+    # the step's prefill stretch the plan prices this layout with at 64 in flight, and the factors there, each the
+    # product of the table's levels
+    stretch = answer["offsets"]["prefill_stretch"]
+    assert stretch > 1.0 and stretch == pytest.approx(planned_stretch(
+        fit, model, replace(one, kv_format="fp8"), device, device.dense_flops["fp8"], load_serving_inputs(catalog), 1024 + 512, 64, 1024, 1024,
+        "agg"), rel=1e-12)
     for quantity in ("TPOT", "TTFT"):
         offsets = answer["offsets"][quantity.lower()]
-        assert offsets["factor"] == pytest.approx(fit.factor(quantity, model, device, one, "agg", 64.0), rel=1e-12)
+        assert offsets["factor"] == pytest.approx(fit.factor(quantity, model, device, one, "agg", 64.0, stretch),
+                                                  rel=1e-12)
         assert offsets["factor"] == pytest.approx(np.prod(list(offsets["levels"].values())), rel=1e-12)
         assert list(offsets["levels"]) == ["model", "device", "layout", "weight format"]
     # the band of the estimate with offsets, and the costs, their offset included, sum to the TPOT

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binom
 
-from kvwall.model.decode_costs import COSTS, decode_costs, decode_step
+from kvwall.model.decode_costs import COSTS, decode_costs, decode_step, prefill_stretch
 from kvwall.model.engine_constants import EngineConstants, datasheet_constants, rounded
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
@@ -114,6 +114,19 @@ def test_no_cost_is_negative_and_datasheet_rates_are_the_fastest(points):
     fastest = decode_step(points, datasheet_constants(0.0))
     assert (fastest <= decode_step(points, CONSTANTS)).all()
     assert (fastest * 1e3 >= points["tpot_bound_ms"] * (1 - 1e-12)).all()  # no estimate beats the bound
+
+
+def test_the_prefill_stretch_is_the_step_over_the_step_without_its_prefill(points):
+    # by hand: 3 ms of weights, 1 ms of KV and 4 ms of prefill stalls: an 8 ms step, 4 ms without them, x2
+    hand = {name: np.array([0.0]) for name in COSTS} | {"weights": np.array([3e-3]), "kv": np.array([1e-3]),
+                                                         "prefill": np.array([4e-3])}
+    assert prefill_stretch(hand).tolist() == [2.0]
+    costs = decode_costs(points, CONSTANTS)
+    step, stretch = decode_step(points, CONSTANTS), prefill_stretch(costs)
+    assert stretch == pytest.approx(step / (step - costs["prefill"]), rel=1e-12) and (stretch >= 1.0).all()
+    # a disagg decode step has no prefill to stall it; an agg one with arrivals does
+    disagg = (points["mode"] == "disagg").to_numpy()
+    assert disagg.any() and (stretch[disagg] == 1.0).all() and (stretch[~disagg] > 1.0).any()
 
 
 def test_ttft_is_the_fixed_cost_plus_half_the_wave_of_prefills(points):

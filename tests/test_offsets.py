@@ -16,10 +16,12 @@ KEYS = pd.DataFrame({"backend": "e", "mode": "agg", "model": "m", "device": ["d1
 RESIDUALS = {"TPOT": pd.Series([0.3, 0.5, -0.2])}
 #: All three at 8 sequences per rank: no slope to fit.
 EIGHT = pd.Series([8.0, 8.0, 8.0])
+#: No prefill stalls any of their steps (a stretch of 1): no prefill slope to fit.
+UNSTRETCHED = pd.Series([1.0, 1.0, 1.0])
 
 
 def test_three_points_by_hand():
-    built = fit_offsets(KEYS, RESIDUALS, EIGHT, 1.0)
+    built = fit_offsets(KEYS, RESIDUALS, EIGHT, UNSTRETCHED, 1.0)
     model = built[built["level"] == "model"].iloc[0]
     table = built[built["level"] != "model"].set_index(["level", "device"])
     # the model: 0.6 over 3 points + 1 -> 0.15; left 0.15, 0.35, -0.35
@@ -39,76 +41,104 @@ def test_three_points_by_hand():
                                                                         round(math.exp(0.15 + half), 2))
     # a point's factor: the product of its keys' rounded factors
     assert set(built["slope"]) == {1.0} and set(built["sequences"]) == {8.0}
-    lookup = fitted_offsets(KEYS, RESIDUALS, EIGHT, 1.0)
-    assert lookup.factor("TPOT", tuple(KEYS.iloc[0]), 8.0) == pytest.approx(1.16 * 1.18 * 1.06 * 1.02, rel=1e-12)
-    assert lookup.levels_of("TPOT", tuple(KEYS.iloc[2]), 8.0) == pytest.approx(
+    lookup = fitted_offsets(KEYS, RESIDUALS, EIGHT, UNSTRETCHED, 1.0)
+    assert lookup.factor("TPOT", tuple(KEYS.iloc[0]), 8.0, 1.0) == pytest.approx(1.16 * 1.18 * 1.06 * 1.02, rel=1e-12)
+    assert lookup.levels_of("TPOT", tuple(KEYS.iloc[2]), 8.0, 1.0) == pytest.approx(
         {"model": 1.16, "device": 0.839, "layout": 0.916, "weight format": 0.957}, rel=1e-12)
 
 
 def test_a_key_the_points_do_not_hold_falls_back_to_the_coarser_levels():
-    lookup = fitted_offsets(KEYS, RESIDUALS, EIGHT, 1.0)
-    assert lookup.factor("TPOT", ("e", "agg", "m", "d3", "8 GPUs TP8", "fp8"), 8.0) == pytest.approx(1.16, rel=1e-12)
-    assert lookup.factor("TPOT", ("e", "agg", "m", "d1", "2 GPUs TP2", "fp8"), 8.0) == pytest.approx(1.16 * 1.18,
+    lookup = fitted_offsets(KEYS, RESIDUALS, EIGHT, UNSTRETCHED, 1.0)
+    assert lookup.factor("TPOT", ("e", "agg", "m", "d3", "8 GPUs TP8", "fp8"), 8.0, 1.0) == pytest.approx(1.16, rel=1e-12)
+    assert lookup.factor("TPOT", ("e", "agg", "m", "d1", "2 GPUs TP2", "fp8"), 8.0, 1.0) == pytest.approx(1.16 * 1.18,
                                                                                                     rel=1e-12)
     # another model, mode or engine: no offset at all, and the lookup says the model is not held
     for key in (("e", "agg", "other", "d1"), ("e", "disagg", "m", "d1"), ("f", "agg", "m", "d1")):
-        assert lookup.factor("TPOT", key, 8.0) == 1.0 and lookup.levels_of("TPOT", key, 8.0) == {}
+        assert lookup.factor("TPOT", key, 8.0, 1.0) == 1.0 and lookup.levels_of("TPOT", key, 8.0, 1.0) == {}
         assert not lookup.holds("TPOT", key)
-    assert lookup.holds("TPOT", ("e", "agg", "m")) and lookup.factor("TTFT", tuple(KEYS.iloc[0]), 8.0) == 1.0
+    assert lookup.holds("TPOT", ("e", "agg", "m")) and lookup.factor("TTFT", tuple(KEYS.iloc[0]), 8.0, 1.0) == 1.0
     # a key given without its weight format stops at its layout; an array of sequences gives an array
-    assert lookup.factor("TPOT", tuple(KEYS.iloc[0])[:5], 8.0) == pytest.approx(1.16 * 1.18 * 1.06, rel=1e-12)
-    assert lookup.factor("TPOT", tuple(KEYS.iloc[0]), np.array([1.0, 64.0])) == pytest.approx(
+    assert lookup.factor("TPOT", tuple(KEYS.iloc[0])[:5], 8.0, 1.0) == pytest.approx(1.16 * 1.18 * 1.06, rel=1e-12)
+    assert lookup.factor("TPOT", tuple(KEYS.iloc[0]), np.array([1.0, 64.0]), 1.0) == pytest.approx(
         [1.16 * 1.18 * 1.06 * 1.02] * 2, rel=1e-12)
 
 
 def test_a_slope_by_hand_kept_within_the_measured_sequences():
     keys, residuals, sequences = KEYS.iloc[:2], {"TPOT": pd.Series([0.1, 0.5])}, pd.Series([2.0, 8.0])
-    model = fit_offsets(keys, residuals, sequences, 1.0).iloc[0]
+    model = fit_offsets(keys, residuals, sequences, UNSTRETCHED.iloc[:2], 1.0).iloc[0]
     # the offset: 0.6 / (2 + 1) = 0.2, leaving -0.1 and 0.3; log2 sequences 1 and 3 about their mean 2: the slope
     # (-1 x -0.1 + 1 x 0.3) / (2 + 1) = 0.4 / 3 per doubling, at the mean of 4 sequences, from 2 to 8
     assert (model["level"], model["factor"], model["slope"]) == ("model", round(math.exp(0.2), 2),
                                                                  round(math.exp(0.4 / 3), 2))
     assert (model["sequences"], model["sequences_low"], model["sequences_high"]) == (4.0, 2.0, 8.0)
-    lookup = fitted_offsets(keys, residuals, sequences, 1.0)
+    lookup = fitted_offsets(keys, residuals, sequences, UNSTRETCHED.iloc[:2], 1.0)
     for sequences_at, doublings in ((4.0, 0), (8.0, 1), (64.0, 1), (2.0, -1), (1.0, -1), (5.0, math.log2(5 / 4))):
-        assert lookup.levels_of("TPOT", ("e", "agg", "m"), sequences_at)["model"] == pytest.approx(
+        assert lookup.levels_of("TPOT", ("e", "agg", "m"), sequences_at, 1.0)["model"] == pytest.approx(
             1.22 * 1.14 ** doublings, rel=1e-12)
     # a wider spread of sequences fits the same trend with less shrinkage: a larger slope
-    wider = fit_offsets(keys, residuals, pd.Series([1.0, 16.0]), 1.0).iloc[0]
+    wider = fit_offsets(keys, residuals, pd.Series([1.0, 16.0]), UNSTRETCHED.iloc[:2], 1.0).iloc[0]
     assert wider["slope"] > 1.0 and wider["factor"] == model["factor"]
 
 
+def test_a_prefill_slope_by_hand_kept_within_the_measured_stretches():
+    # two points at the same sequences, their steps stretched x1 and x4 by prefill: log2 stretch 0 and 2 about their
+    # mean 1; the offset 0.6 / 3 = 0.2 leaves -0.1 and 0.3, no sequences slope, then the prefill slope
+    # (-1 x -0.1 + 1 x 0.3) / (2 + 1) = 0.4 / 3 per doubling of the stretch, at the mean stretch x2, from x1 to x4
+    keys, residuals, stretch = KEYS.iloc[:2], {"TPOT": pd.Series([0.1, 0.5])}, pd.Series([1.0, 4.0])
+    model = fit_offsets(keys, residuals, EIGHT.iloc[:2], stretch, 1.0).iloc[0]
+    assert (model["factor"], model["slope"], model["prefill_slope"]) == (round(math.exp(0.2), 2), 1.0,
+                                                                         round(math.exp(0.4 / 3), 2))
+    assert (model["prefill_stretch"], model["prefill_stretch_low"], model["prefill_stretch_high"]) == (2.0, 1.0, 4.0)
+    lookup = fitted_offsets(keys, residuals, EIGHT.iloc[:2], stretch, 1.0)
+    for stretch_at, doublings in ((2.0, 0), (4.0, 1), (16.0, 1), (1.0, -1), (3.0, math.log2(3 / 2))):
+        assert lookup.levels_of("TPOT", ("e", "agg", "m"), 8.0, stretch_at)["model"] == pytest.approx(
+            1.22 * 1.14 ** doublings, rel=1e-12)
+
+
+def test_the_prefill_slope_takes_what_the_sequences_slope_left():
+    # sequences 2 and 8 (log2 1 and 3) and stretches x1 and x4 (log2 0 and 2) rise together: the sequences slope
+    # 0.4 / 3 takes the trend first (as in the slope by hand), leaving -0.1 + 0.4 / 3 and 0.3 - 0.4 / 3, and the
+    # prefill slope is (-1 x 0.0333 + 1 x 0.1667) / 3 = 0.4 / 9
+    model = fit_offsets(KEYS.iloc[:2], {"TPOT": pd.Series([0.1, 0.5])}, pd.Series([2.0, 8.0]), pd.Series([1.0, 4.0]),
+                        1.0).iloc[0]
+    assert (model["slope"], model["prefill_slope"]) == (round(math.exp(0.4 / 3), 2), round(math.exp(0.4 / 9), 2))
+    # its interval: of a normal slope with that prior, from the level's pooled spread (none left here: no width)
+    assert model["prefill_slope_p10"] == model["prefill_slope"] == model["prefill_slope_p90"]
+
+
 def test_the_pseudo_count_shrinks_toward_no_offset():
-    factors = [fitted_offsets(KEYS, RESIDUALS, EIGHT, k).factor("TPOT", tuple(KEYS.iloc[0]), 8.0)
+    factors = [fitted_offsets(KEYS, RESIDUALS, EIGHT, UNSTRETCHED, k).factor("TPOT", tuple(KEYS.iloc[0]), 8.0, 1.0)
                for k in (0.001, 1, 3, 10, 1e6)]
     assert all(a > b for a, b in zip(factors, factors[1:])) and factors[-1] == 1.0
     # with next to no shrinkage one key of every point takes the points' mean and the finer levels are left nothing
     one = KEYS.iloc[:2]
-    assert fitted_offsets(one, {"TPOT": RESIDUALS["TPOT"].iloc[:2]}, EIGHT.iloc[:2], 1e-9).factor(
-        "TPOT", tuple(one.iloc[0]), 8.0) == pytest.approx(round(math.exp(0.4), 2), rel=1e-9)
+    assert fitted_offsets(one, {"TPOT": RESIDUALS["TPOT"].iloc[:2]}, EIGHT.iloc[:2], UNSTRETCHED.iloc[:2], 1e-9).factor(
+        "TPOT", tuple(one.iloc[0]), 8.0, 1.0) == pytest.approx(round(math.exp(0.4), 2), rel=1e-9)
 
 
 def test_a_point_without_a_finite_residual_is_left_out():
     residuals = {"TPOT": pd.Series([0.3, np.nan, -np.inf])}
-    table = fit_offsets(KEYS, residuals, EIGHT, 1.0)
+    table = fit_offsets(KEYS, residuals, EIGHT, UNSTRETCHED, 1.0)
     assert set(table["points"]) == {1} and table.loc[table["level"] == "model", "factor"].item() == round(math.exp(0.15), 2)
 
 
 def test_the_table_read_back_is_the_lookup(tmp_path):
-    sequences = pd.Series([2.0, 32.0, 8.0])
-    table = fit_offsets(KEYS, {"TPOT": RESIDUALS["TPOT"], "TTFT": -RESIDUALS["TPOT"]}, sequences, 3.0)
+    sequences, stretch = pd.Series([2.0, 32.0, 8.0]), pd.Series([1.5, 1.1, 3.0])
+    table = fit_offsets(KEYS, {"TPOT": RESIDUALS["TPOT"], "TTFT": -RESIDUALS["TPOT"]}, sequences, stretch, 3.0)
     assert set(table["level"]) == set(LEVELS) and len(table) == 2 * (1 + 2 + 2 + 2)
     table.to_csv(tmp_path / "offsets.csv", index=False)
     read = offsets_from(pd.read_csv(tmp_path / "offsets.csv", keep_default_na=False, na_values=[""]).fillna(""))
-    built = fitted_offsets(KEYS, {"TPOT": RESIDUALS["TPOT"], "TTFT": -RESIDUALS["TPOT"]}, sequences, 3.0)
+    built = fitted_offsets(KEYS, {"TPOT": RESIDUALS["TPOT"], "TTFT": -RESIDUALS["TPOT"]}, sequences, stretch, 3.0)
+    at, stretched = np.array([1.0, 3.0, 100.0]), np.array([1.0, 2.0, 5.0])
     for key in map(tuple, KEYS.itertuples(index=False)):
         for quantity in ("TPOT", "TTFT"):
-            assert read.factor(quantity, key, np.array([1.0, 3.0, 100.0])) == pytest.approx(
-                built.factor(quantity, key, np.array([1.0, 3.0, 100.0])), rel=1e-12)
+            assert read.factor(quantity, key, at, stretched) == pytest.approx(
+                built.factor(quantity, key, at, stretched), rel=1e-12)
+    assert len(set(np.round(built.factor("TPOT", tuple(KEYS.iloc[1]), 8.0, stretched), 12))) == 3  # the stretch counts
     # the lookup of whole frames is the lookup of each key
-    frame = built.log_factors_of("TPOT", KEYS, sequences)
-    assert frame == pytest.approx([math.log(built.factor("TPOT", tuple(k), x))
-                                   for k, x in zip(KEYS.itertuples(index=False), sequences)], rel=1e-12)
+    frame = built.log_factors_of("TPOT", KEYS, sequences, stretch)
+    assert frame == pytest.approx([math.log(built.factor("TPOT", tuple(k), x, z))
+                                   for k, x, z in zip(KEYS.itertuples(index=False), sequences, stretch)], rel=1e-12)
 
 
 def test_a_points_layout_is_its_priced_deployment():

@@ -17,7 +17,8 @@ from kvwall.inputs.specs import WeightFormats
 from kvwall.model.decode_costs import COSTS
 from kvwall.model.engine_constants import EngineConstants
 from kvwall.plan.breakdown import layout_costs
-from kvwall.plan.calibrated import PlanCalibration, offset_key, read_plan_calibration
+from kvwall.plan.calibrated import (PlanCalibration, calibrated_stretch, offset_key, planned_points,
+                                    read_plan_calibration)
 from kvwall.plan.curves import plan_curves
 from kvwall.plan.search import Workload, best_within
 from kvwall.validation.calibrated import Calibrated, HeldOutError
@@ -193,8 +194,10 @@ def test_the_calibrated_costs_of_every_layout_sum_to_its_tpot(catalog, mode, mod
 
 
 #: Offsets by hand: trtllm's agg TPOT on llama-3-8b x1.2, on it on the H200 x0.9, on one H200 alone x1.1 at 16
-#: sequences and x1.05 per doubling of them from 4 to 64, and its agg TTFT x0.5; every other key none.
-NO_SLOPE = {"slope": 1.0, "sequences": 8.0, "sequences_low": 1.0, "sequences_high": 1024.0}
+#: sequences and x1.05 per doubling of them from 4 to 64, and x1.2 per doubling of its prefill stretch about x1.5,
+#: from x1.25 to x2; its agg TTFT x0.5; every other key none.
+NO_SLOPE = {"slope": 1.0, "sequences": 8.0, "sequences_low": 1.0, "sequences_high": 1024.0, "prefill_slope": 1.0,
+            "prefill_stretch": 1.0, "prefill_stretch_low": 1.0, "prefill_stretch_high": 1.0}
 OFFSETS = offsets_from(pd.DataFrame([
     {"backend": "trtllm", "quantity": "TPOT", "level": "model", "mode": "agg", "model": "llama-3-8b", "factor": 1.2,
      **NO_SLOPE},
@@ -202,7 +205,8 @@ OFFSETS = offsets_from(pd.DataFrame([
      "device": "h200-sxm", "factor": 0.9, **NO_SLOPE},
     {"backend": "trtllm", "quantity": "TPOT", "level": "layout", "mode": "agg", "model": "llama-3-8b",
      "device": "h200-sxm", "layout": "1 GPU", "factor": 1.1, "slope": 1.05, "sequences": 16.0, "sequences_low": 4.0,
-     "sequences_high": 64.0},
+     "sequences_high": 64.0, "prefill_slope": 1.2, "prefill_stretch": 1.5, "prefill_stretch_low": 1.25,
+     "prefill_stretch_high": 2.0},
     {"backend": "trtllm", "quantity": "TTFT", "level": "model", "mode": "agg", "model": "llama-3-8b", "factor": 0.5,
      **NO_SLOPE},
 ]))
@@ -213,31 +217,43 @@ FIT_OFFSETS = replace(FIT, offsets=OFFSETS, with_offsets=replace(FIT.calibrated,
 
 def test_a_layout_with_offsets_by_hand(catalog):
     model, device = catalog.models["llama-3-8b"], catalog.devices["h200-sxm"]
-    workload = Workload(1024, 1024, 1.0)
+    workload, serving = Workload(1024, 1024, 1.0), load_serving_inputs(catalog)
     plain = {c.deployment: c for c in plan_curves(catalog, model, device, "bf16", 2, workload, "trtllm", fit=FIT)}
     offset = {c.deployment: c for c in plan_curves(catalog, model, device, "bf16", 2, workload, "trtllm",
                                                    fit=FIT_OFFSETS)}
     assert plain.keys() == offset.keys()
     for d, curve in offset.items():
         # 1.2 x 0.9 on every layout of the model on the H200; on one GPU x1.1 at 16 sequences, x1.05 per doubling
-        # between 4 and 64 and held at the ends; TTFT x0.5 everywhere
+        # between 4 and 64 and x1.2 per doubling of the prefill stretch between x1.25 and x2, held at the ends;
+        # TTFT x0.5 everywhere
+        priced = planned_points(model, d, device, 989.5e12, serving, workload.decode_context, curve.batches,
+                                1024, 1024)
+        stretch = np.clip(calibrated_stretch(priced, FIT), 1.25, 2.0)
         sequences = np.clip(curve.batches / d.data_parallel, 4.0, 64.0)
-        factor = 1.2 * 0.9 * (1.1 * 1.05 ** np.log2(sequences / 16.0) if d.devices == 1 else 1.0)
+        one_gpu = 1.1 * 1.05 ** np.log2(sequences / 16.0) * 1.2 ** np.log2(stretch / 1.5)
+        factor = 1.2 * 0.9 * (one_gpu if d.devices == 1 else 1.0)
         assert np.allclose(curve.tpot, plain[d].tpot * factor, rtol=1e-12, atol=0.0)
         assert np.allclose(curve.ttft, plain[d].ttft * 0.5, rtol=1e-12, atol=0.0)
-        found = layout_costs(model, d, 100, workload, device, 989.5e12, load_serving_inputs(catalog), FIT_OFFSETS)
+        found = layout_costs(model, d, 100, workload, device, 989.5e12, serving, FIT_OFFSETS)
         assert found.tpot == pytest.approx(curve.tpot[99], rel=1e-12)
         at_100 = np.broadcast_to(factor, curve.batches.shape)[99]
         assert found.costs["offsets"] == pytest.approx(plain[d].tpot[99] * (at_100 - 1.0), rel=1e-9)
+        # the stretch at 100 in flight: the priced step over the step without its prefill stalls
+        named = layout_costs(model, d, 100, workload, device, 989.5e12, serving, FIT).costs
+        assert calibrated_stretch(priced, FIT)[99] == pytest.approx(
+            sum(named.values()) / (sum(named.values()) - named["prefill"]), rel=1e-12)
+    assert (calibrated_stretch(priced, FIT) > 1.25).any() and (calibrated_stretch(priced, FIT) < 2.0).any()
     one = Deployment()
-    assert FIT_OFFSETS.factor("TPOT", model, device, one, "agg", 2.0) == pytest.approx(1.2 * 0.9 * 1.1 / 1.05 ** 2)
-    assert FIT_OFFSETS.levels("TPOT", model, device, one, "agg", 32.0) == pytest.approx(
-        {"model": 1.2, "device": 0.9, "layout": 1.1 * 1.05})
+    assert FIT_OFFSETS.factor("TPOT", model, device, one, "agg", 2.0, 1.5) == pytest.approx(1.2 * 0.9 * 1.1 / 1.05 ** 2)
+    assert FIT_OFFSETS.factor("TPOT", model, device, one, "agg", 16.0, 3.0) == pytest.approx(1.2 * 0.9 * 1.1 * 1.2 ** (
+        math.log2(2.0 / 1.5)))
+    assert FIT_OFFSETS.levels("TPOT", model, device, one, "agg", 32.0, 1.0) == pytest.approx(
+        {"model": 1.2, "device": 0.9, "layout": 1.1 * 1.05 / 1.2 ** math.log2(1.5 / 1.25)})
     # in disagg, on another device or another model: no offset
     other = catalog.devices["b200"]
-    assert FIT_OFFSETS.factor("TPOT", model, other, one, "agg", 8.0) == pytest.approx(1.2)
-    assert FIT_OFFSETS.factor("TPOT", model, device, one, "disagg", 8.0) == 1.0
-    assert FIT_OFFSETS.factor("TPOT", catalog.models["llama-3-70b"], device, one, "agg", 8.0) == 1.0
+    assert FIT_OFFSETS.factor("TPOT", model, other, one, "agg", 8.0, 1.5) == pytest.approx(1.2)
+    assert FIT_OFFSETS.factor("TPOT", model, device, one, "disagg", 8.0, 1.0) == 1.0
+    assert FIT_OFFSETS.factor("TPOT", catalog.models["llama-3-70b"], device, one, "agg", 8.0, 1.5) == 1.0
 
 
 def test_the_band_is_the_estimate_with_offsets_only_where_they_hold_the_model(catalog):
@@ -266,8 +282,11 @@ def test_the_shipped_tables_offsets_are_what_the_plan_reads(catalog):
     held = table[(table["backend"] == "trtllm") & (table["quantity"] == "TPOT") & (table["level"] == "device")
                  & (table["model"] == "llama-3.1-70b") & (table["device"] == "b300")]
     expected = row["factor"] * (held["factor"].item() if len(held) else 1.0)
-    at = row["sequences"]  # the model's mean sequences; the device's term taken there too
+    # the model's mean sequences and prefill stretch; the device's terms taken there too, each held in its range
+    at, stretch = row["sequences"], row["prefill_stretch"]
     if len(held):
-        expected *= held["slope"].item() ** (math.log2(min(max(at, held["sequences_low"].item()),
-                                                            held["sequences_high"].item()) / held["sequences"].item()))
-    assert fit.factor("TPOT", model, device, Deployment(3, 3), "agg", at) == pytest.approx(expected, rel=1e-12)
+        for slope, centre, value in (("slope", "sequences", at), ("prefill_slope", "prefill_stretch", stretch)):
+            kept = min(max(value, held[f"{centre}_low"].item()), held[f"{centre}_high"].item())
+            expected *= held[slope].item() ** math.log2(kept / held[centre].item())
+    assert fit.factor("TPOT", model, device, Deployment(3, 3), "agg", at, stretch) == pytest.approx(expected,
+                                                                                                    rel=1e-12)

@@ -14,9 +14,8 @@ from kvwall.tables import validation as tables
 from kvwall.validation.claim_costs import claim_cost_summary, claim_costs
 from kvwall.validation.cost_shares import cost_shares
 from kvwall.validation.error_sources import error_sources
-from kvwall.validation.estimate_error import FOLDS, assess, log_residuals, measured_times
+from kvwall.validation.estimate_error import FOLDS, assess, in_sample_offsets, measured_times
 from kvwall.validation.held_out_claim import held_out_speedups
-from kvwall.validation.offsets import fit_offsets, point_keys, sequences_per_rank
 from kvwall.validation.repeatability import repeatability
 from kvwall.validation.run import load_validation
 
@@ -37,9 +36,8 @@ built = {
     "derived/serving_engine_constants": tables.engine_constants(calibrations),
     "derived/serving_estimate_error": tables.estimate_error(summary),
     "derived/serving_estimate_offsets": tables.estimate_offsets(
-        fit_offsets(point_keys(result.understood),
-                    log_residuals(measured_times(result.understood, rows), predicted["in sample"]),
-                    sequences_per_rank(result.understood), vmap.offset_pseudo_count), vmap.offset_pseudo_count),
+        in_sample_offsets(result.understood, measured_times(result.understood, rows), predicted["in sample"],
+                          calibrations, vmap.offset_pseudo_count), vmap.offset_pseudo_count),
     "derived/serving_error_sources": tables.error_sources(
         error_sources(result.understood, rows, predicted[f"grouped {FOLDS}-fold"]["tpot"])),
     "derived/serving_repeatability": tables.repeatability(repeatability(result.understood, rows)),

@@ -13,6 +13,7 @@ from pathlib import Path
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
+from kvwall.model.decode_costs import prefill_stretch
 from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT_WITH_OFFSETS, OFFSETS_TABLE, NotCalibrated,
                                          band_of, cost_points, estimate, read_calibrated, read_offsets, tables_beside)
 from kvwall.validation.estimate_error import QUANTITIES
@@ -58,14 +59,14 @@ def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device,
     if points["reason"].notna().any():
         return {"engine": args.engine, "refused": str(points["reason"].iloc[0])}
     found = estimate(points, calibrated.constants, serving.collective_latency, vmap.tokens_per_step)[0]
-    sequences = args.batch / deployment.data_parallel
-    factors = {q: offsets.factor(q, key, sequences) for q in QUANTITIES}
+    sequences, stretch = args.batch / deployment.data_parallel, float(prefill_stretch(found.costs))
+    factors = {q: offsets.factor(q, key, sequences, stretch) for q in QUANTITIES}
     costs = {**found.costs, OFFSET_COST: found.tpot * (factors["TPOT"] - 1.0)}
     return {"engine": args.engine, "mode": MODE, "isl": args.isl, "osl": args.osl, "batch": args.batch,
             "evidence": "derived from reported data", "constants": calibrated.constants,
             "constants_table": f"tables/{CONSTANTS_TABLE}", "offsets_table": f"tables/{OFFSETS_TABLE}",
-            "offsets": {q.lower(): {"factor": factors[q], "levels": offsets.levels_of(q, key, sequences)}
-                        for q in factors},
+            "offsets": {**{q.lower(): {"factor": factors[q], "levels": offsets.levels_of(q, key, sequences, stretch)}
+                           for q in factors}, "prefill_stretch": stretch},
             "tpot_s": found.tpot * factors["TPOT"], "ttft_s": found.ttft * factors["TTFT"],
             "tpot_datasheet_s": found.tpot_datasheet, "ttft_datasheet_s": found.ttft_datasheet,
             "tpot_error": band.tpot_error.get(MODE), "ttft_error": band.ttft_error.get(MODE),

@@ -22,7 +22,7 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.specs import Device, Model
 from kvwall.plan.breakdown import LayoutCosts, device_memory, layout_costs
-from kvwall.plan.calibrated import PlanCalibration, read_plan_calibration
+from kvwall.plan.calibrated import PlanCalibration, planned_stretch, read_plan_calibration
 from kvwall.plan.curves import plan_curves, prefill_layouts
 from kvwall.plan.disagg import DisaggPoint, disagg_best
 from kvwall.plan.search import PlanPoint, Workload, best_within, closest, frontier
@@ -67,34 +67,51 @@ def _memory(model: Model, d: Deployment, batch: int, workload: Workload, device:
     return f"{m.total / GB:.1f}/{m.hbm / GB:.0f} GB"
 
 
-def _offsets_json(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str, batch: int) -> dict:
-    return {quantity.lower(): {"factor": fit.factor(quantity, model, device, d, mode, float(batch)),
-                               "levels": fit.levels(quantity, model, device, d, mode, float(batch))}
-            for quantity in QUANTITIES}
+#: The prefill stretch of a layout's step at a batch in a mode (kvwall.plan.calibrated.planned_stretch, the plan's
+#: workload and device bound).
+StretchOf = Callable[[Deployment, int, str], float]
+
+
+def _offsets_json(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str, batch: int,
+                  stretch_of: StretchOf) -> dict:
+    stretch = stretch_of(d, batch, mode)
+    return {**{quantity.lower(): {"factor": fit.factor(quantity, model, device, d, mode, float(batch), stretch),
+                                  "levels": fit.levels(quantity, model, device, d, mode, float(batch), stretch)}
+               for quantity in QUANTITIES}, "prefill_stretch": stretch}
 
 
 def _offsets_line(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str, batch: int,
-                  what: str) -> str:
-    """The offsets' factors of a layout at its batch, and the levels of tables/derived/serving_estimate_offsets they
-    come from."""
-    parts = []
+                  stretch_of: StretchOf, what: str) -> str:
+    """The offsets' factors of a layout at its batch and its step's prefill stretch, and the levels of
+    tables/derived/serving_estimate_offsets they come from."""
+    parts, stretch = [], stretch_of(d, batch, mode)
     for quantity in QUANTITIES:
-        levels = fit.levels(quantity, model, device, d, mode, float(batch))
+        levels = fit.levels(quantity, model, device, d, mode, float(batch), stretch)
         shown = ", ".join(f"{level} x{factor:.2f}" for level, factor in levels.items())
-        parts.append(f"{quantity} x{fit.factor(quantity, model, device, d, mode, float(batch)):.2f}"
+        parts.append(f"{quantity} x{fit.factor(quantity, model, device, d, mode, float(batch), stretch):.2f}"
                      + (f" ({shown})" if levels else f" (no measured {mode} point of the engine and model)"))
-    return f"  offsets of {what} at {batch:,} in flight (tables/{OFFSETS_TABLE}): {'; '.join(parts)}"
+    return (f"  offsets of {what} at {batch:,} in flight, prefill stretching its step x{stretch:.2f} "
+            f"(tables/{OFFSETS_TABLE}): {'; '.join(parts)}")
 
 
 def _row(p: PlanPoint, model: Model, device: Device, workload: Workload, ttft_key: str = "ttft_bound_ms",
-         fit: PlanCalibration | None = None) -> dict:
+         fit: PlanCalibration | None = None, stretch_of: StretchOf | None = None) -> dict:
     d = p.deployment
     row = {"devices": d.devices, "layout": d.label, "deployment": asdict(d), "batch": p.batch,
            "tpot_ms": p.tpot * 1e3, ttft_key: p.ttft * 1e3,
            "tokens_per_second_per_device": p.tokens_per_second_per_device,
            "tokens_per_second_per_user": p.tokens_per_second_per_user,
            **_memory_json(model, d, p.batch, workload, device)}
-    return row if fit is None else {**row, "offsets": _offsets_json(fit, model, device, d, "agg", p.batch)}
+    return row if fit is None else {**row, "offsets": _offsets_json(fit, model, device, d, "agg", p.batch, stretch_of)}
+
+
+def _stretch_of(fit: PlanCalibration | None, model: Model, device: Device, precision: str, serving,
+                workload: Workload) -> StretchOf:
+    """The prefill stretch of a layout's step at a batch in a mode, as the plan priced it."""
+    def stretch_of(d: Deployment, batch: int, mode: str) -> float:
+        return planned_stretch(fit, model, d, device, device.dense_flops[precision], serving, workload.decode_context,
+                               batch, workload.input_tokens, workload.output_tokens, mode)
+    return stretch_of
 
 
 def _costs_json(costs: LayoutCosts) -> dict:
@@ -218,8 +235,10 @@ def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: st
         return None if p is None else layout_costs(model, p.deployment, p.batch, workload, device,
                                                    device.dense_flops[precision], serving, with_fit)
 
+    stretch_of = _stretch_of(fit, model, device, precision, serving, workload)
+
     def row(p: PlanPoint, key: str = ttft_key, with_fit: PlanCalibration | None = fit) -> dict:
-        return _row(p, model, device, workload, key, with_fit)
+        return _row(p, model, device, workload, key, with_fit, stretch_of)
 
     def memory_of(p: PlanPoint) -> str:
         return _memory(model, p.deployment, p.batch, workload, device)
@@ -259,7 +278,7 @@ def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: st
     say(_costs_line(costs))
     if fit is not None:
         first = best[0] if best else nearest
-        say(_offsets_line(fit, model, device, first.deployment, "agg", first.batch, "the first"))
+        say(_offsets_line(fit, model, device, first.deployment, "agg", first.batch, stretch_of, "the first"))
     say(f"  frontier: {len(edge)} points no other beats on both tokens/s per device and per user (--json lists them)")
     if fit is not None:
         say(f"  beside it, the datasheet estimate (no fitted constant; {datasheet_basis}):")
@@ -327,9 +346,10 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
     answer = {**_head(args, model, device, fit, "disagg", basis),
               "best": [_disagg_row(p, ttft_key, memory_json) for p in found[:SHOWN]]}
     if fit is not None:
+        stretch_of = _stretch_of(fit, model, device, precision, serving, workload)
         for p, row in zip(found, answer["best"]):
-            row["prefill"]["offsets"] = _offsets_json(fit, model, device, p.prefill, "disagg", 1)
-            row["decode"]["offsets"] = _offsets_json(fit, model, device, p.decode, "disagg", p.batch)
+            row["prefill"]["offsets"] = _offsets_json(fit, model, device, p.prefill, "disagg", 1, stretch_of)
+            row["decode"]["offsets"] = _offsets_json(fit, model, device, p.decode, "disagg", p.batch, stretch_of)
     if costs is not None:
         answer["best"][0]["decode"]["costs"] = _costs_json(costs)
     if fit is not None:
@@ -349,7 +369,7 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
         say(_costs_line(costs, "the first's decode pool"))
         if fit is not None:
             say(_offsets_line(fit, model, device, found[0].decode, "disagg", found[0].batch,
-                              "the first's decode pool"))
+                              _stretch_of(fit, model, device, precision, serving, workload), "the first's decode pool"))
     else:
         say(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
     if fit is not None:

@@ -23,6 +23,8 @@ so running / osl arrive per step (chunked prefill). The step is the sum; TPOT is
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -57,6 +59,13 @@ def decode_costs(points: pd.DataFrame, constants: EngineConstants) -> dict[str, 
         "prefill": arrivals * (points["prefill_flops_per_device"].to_numpy(dtype=float) / rate
                                + points["prefill_collectives_s"].to_numpy(dtype=float)),
     }
+
+
+def prefill_stretch(costs: Mapping[str, np.ndarray]) -> np.ndarray:
+    """How far the prefills of arriving requests stretch a decode step: the step over the step without its prefill
+    cost (1 where nothing arrives: a disagg decode step); ``costs``: decode_costs' of the points."""
+    step = sum((costs[name] for name in COSTS), np.zeros(np.shape(costs["prefill"])))
+    return step / (step - costs["prefill"])
 
 
 def decode_step(points: pd.DataFrame, constants: EngineConstants) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from kvwall.inputs.deployment import Deployment, ServingInputs
 from kvwall.inputs.specs import Device, Model
-from kvwall.model.decode_costs import COSTS, decode_costs
+from kvwall.model.decode_costs import COSTS, decode_costs, prefill_stretch
 from kvwall.model.sharding import kv_bytes_per_device, resident_weight_bytes_per_device
 from kvwall.model.step_time import device_step
 from kvwall.plan.calibrated import PlanCalibration, planned_points
@@ -74,7 +74,8 @@ def layout_costs(model: Model, d: Deployment, batch: int, workload: Workload, de
         if fit.offsets is None:
             return LayoutCosts("calibrated", named)
         # the offsets' factor as a cost of its own: what the measurements add to (or take from) the named costs
-        offset = sum(named.values()) * (fit.factor("TPOT", model, device, d, mode, float(batch)) - 1.0)
+        stretch = float(prefill_stretch(costs)[0])
+        offset = sum(named.values()) * (fit.factor("TPOT", model, device, d, mode, float(batch), stretch) - 1.0)
         return LayoutCosts("calibrated", {**named, OFFSET_COST: offset})
     efficiency, bandwidth = serving.hbm_bandwidth_efficiency, device.hbm_bandwidth
     step = device_step(model, d, workload.decode_context, one, bandwidth, peak, serving.link_for(device, d),

@@ -4,7 +4,7 @@ The engine's constants, offsets and their held-out error are read from the table
 never refitted: the constants of tables/derived/serving_engine_constants, times the offsets of
 tables/derived/serving_estimate_offsets for the planned engine, mode, model, device, layout and weight format
 (kvwall.validation.offsets: a factor per level the measurements hold at the planned sequences per attention-DP
-rank, none where they hold nothing of the model), and the error band of tables/derived/serving_estimate_error on
+rank and the prefill stretch of the planned step, none where they hold nothing of the model), and the error band of tables/derived/serving_estimate_error on
 the engine's agg (or disagg) points, grouped 5-fold with offsets where they hold the model, else of the constants
 alone (kvwall.validation.calibrated.band_of): the median |estimate / measured - 1| and the 10th to 90th percentile
 of measured / estimate, for TPOT and for TTFT. A planned layout at batch b is priced as a measured agg point at b
@@ -27,7 +27,7 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, ServingInputs
 from kvwall.inputs.specs import Device, Model
 from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
-from kvwall.model.decode_costs import decode_step
+from kvwall.model.decode_costs import decode_costs, decode_step, prefill_stretch
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, Calibrated, HeldOutError, band_of, read_calibrated,
@@ -54,20 +54,21 @@ class PlanCalibration:
             held = band_of(self.calibrated, self.with_offsets, self.offsets, mode, model.id)
         return held.tpot_error.get(mode), held.ttft_error.get(mode)
 
-    def factor(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str, batches):
+    def factor(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str, batches, stretch):
         """The offsets' factor of ``quantity`` (TPOT, TTFT) for the layout ``d`` of ``model`` on ``device`` in
-        ``mode`` at ``batches`` sequences in flight (a number or an array): 1 without offsets or where they hold none
-        of it."""
+        ``mode`` at ``batches`` sequences in flight and the prefill ``stretch`` of its step there (numbers or arrays,
+        calibrated_stretch): 1 without offsets or where they hold none of it."""
         if self.offsets is None:
             return np.ones_like(np.asarray(batches, dtype=float)) if np.ndim(batches) else 1.0
         return self.offsets.factor(quantity, offset_key(self, model, device, d, mode),
-                                   np.asarray(batches, dtype=float) / d.data_parallel)
+                                   np.asarray(batches, dtype=float) / d.data_parallel, stretch)
 
-    def levels(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str,
-               batch: float) -> dict[str, float]:
-        """The factor of each level of the offsets that holds the layout at ``batch``, coarse to fine."""
+    def levels(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str, batch: float,
+               stretch: float) -> dict[str, float]:
+        """The factor of each level of the offsets that holds the layout at ``batch`` and ``stretch``, coarse to
+        fine."""
         return {} if self.offsets is None else self.offsets.levels_of(
-            quantity, offset_key(self, model, device, d, mode), batch / d.data_parallel)
+            quantity, offset_key(self, model, device, d, mode), batch / d.data_parallel, stretch)
 
 
 def offset_key(fit: PlanCalibration, model: Model, device: Device, d: Deployment, mode: str) -> tuple[str, ...]:
@@ -99,6 +100,19 @@ def planned_points(model: Model, d: Deployment, device: Device, peak: float, ser
 def calibrated_tpot(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray:
     """Seconds per output token of planned points with the engine's constants."""
     return decode_step(points, fit.calibrated.constants) / fit.tokens_per_step
+
+
+def calibrated_stretch(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray:
+    """The prefill stretch of planned points' decode steps with the engine's constants
+    (kvwall.model.decode_costs.prefill_stretch): what the offsets' prefill slopes read."""
+    return prefill_stretch(decode_costs(points, fit.calibrated.constants))
+
+
+def planned_stretch(fit: PlanCalibration, model: Model, d: Deployment, device: Device, peak: float,
+                    serving: ServingInputs, context: float, batch: float, isl: float, osl: float, mode: str) -> float:
+    """The prefill stretch of the layout's step at one ``batch`` (planned_points, calibrated_stretch)."""
+    return float(calibrated_stretch(planned_points(model, d, device, peak, serving, context, np.array([float(batch)]),
+                                                   isl, osl, mode), fit)[0])
 
 
 def calibrated_ttft(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray:

@@ -41,17 +41,21 @@ def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, 
             return np.full(batches.shape, float(first_token_bound(model, d, prompt, bandwidth, peak)))
     else:
         # pandas and the fitted constants' tables: only where an engine's calibration prices the plan
-        from kvwall.plan.calibrated import calibrated_tpot, calibrated_ttft, planned_points
+        from kvwall.plan.calibrated import calibrated_stretch, calibrated_tpot, calibrated_ttft, planned_points
 
         def priced(d: Deployment, batches: np.ndarray):
             return planned_points(model, d, device, peak, serving, workload.decode_context, batches,
                                   workload.input_tokens, workload.output_tokens, mode)
 
         def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:
-            return calibrated_tpot(priced(d, batches), fit) * fit.factor("TPOT", model, device, d, mode, batches)
+            points = priced(d, batches)
+            return calibrated_tpot(points, fit) * fit.factor("TPOT", model, device, d, mode, batches,
+                                                             calibrated_stretch(points, fit))
 
         def first_token_seconds(d: Deployment, prompt: float, batches: np.ndarray) -> np.ndarray:
-            return calibrated_ttft(priced(d, batches), fit) * fit.factor("TTFT", model, device, d, mode, batches)
+            points = priced(d, batches)
+            return calibrated_ttft(points, fit) * fit.factor("TTFT", model, device, d, mode, batches,
+                                                             calibrated_stretch(points, fit))
 
     return layout_curves(model, a.weight_dtype, a.kv_dtype, gpus, workload, device.hbm_capacity, serving.memory(engine),
                          device.scale_up is not None, step_seconds, first_token_seconds)
@@ -77,7 +81,7 @@ def prefill_layouts(catalog: Catalog, model: Model, device: Device, precision: s
             continue
         points = planned_points(model, d, device, peak, serving, workload.decode_context, one, workload.input_tokens,
                                 workload.output_tokens, "disagg")
-        factor = fit.factor("TTFT", model, device, d, "disagg", 1.0)
+        factor = fit.factor("TTFT", model, device, d, "disagg", 1.0, 1.0)  # a disagg step: no prefill stalls it
         found.append(PrefillLayout(d, float(calibrated_ttft(points, fit)[0]) * factor,
                                    float(calibrated_prefill(points, fit)[0]) * factor))
     return found

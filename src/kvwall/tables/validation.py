@@ -303,6 +303,12 @@ _OFFSETS = (
     Column("sequences", "Sequences per rank, mean", "derived", "fixed1", "count"),
     Column("sequences_low", "Sequences per rank, least", "derived", "fixed1", "count"),
     Column("sequences_high", "Sequences per rank, most", "derived", "fixed1", "count"),
+    Column("prefill_slope", "Per doubling of the prefill stretch", "derived", "times2", "ratio"),
+    Column("prefill_slope_p10", "Per doubling of the prefill stretch, 10th pct", "derived", "times2", "ratio"),
+    Column("prefill_slope_p90", "Per doubling of the prefill stretch, 90th pct", "derived", "times2", "ratio"),
+    Column("prefill_stretch", "Prefill stretch, mean", "derived", "times2", "ratio"),
+    Column("prefill_stretch_low", "Prefill stretch, least", "derived", "times2", "ratio"),
+    Column("prefill_stretch_high", "Prefill stretch, most", "derived", "times2", "ratio"),
 )
 
 
@@ -314,13 +320,15 @@ def estimate_offsets(offsets: pd.DataFrame, pseudo_count: int) -> Table:
         title="What the calibrated estimate misses per engine, model, device, layout and weight format",
         caption="The factor each key multiplies the calibrated TPOT or TTFT by, nested coarse to fine (per engine, "
         "mode and model, then device, layout and weight format, each level fitted on what the coarser ones left): "
-        "at the key's mean sequences per attention-DP rank, the mean of ln(measured / estimate) over its points, "
-        "and per doubling of the sequences, the slope of what the mean left, both shrunk by a pseudo-count of "
+        "at the key's mean sequences per attention-DP rank and mean prefill stretch, the mean of ln(measured / "
+        "estimate) over its points; per doubling of the sequences, the slope of what the mean left; and per doubling "
+        "of the estimated step's prefill stretch (the step over the step without its prefill cost), the slope of "
+        "what those left; all shrunk by a pseudo-count of "
         f"{pseudo_count} (config/validation.yaml); on every understood point with the constants of "
         "serving_engine_constants, rounded to three significant digits, with the 80% intervals of a normal mean and "
-        "slope. An estimate's factor is the product of its keys' at its sequences per rank, kept within the key's "
-        "least and most; a key the points do not hold has none. Derived from reported data; a lookup that does not "
-        "carry over to another model, and no bound uses it.",
+        "slopes. An estimate's factor is the product of its keys' at its sequences per rank and prefill stretch, each "
+        "kept within the key's least and most; a key the points do not hold has none. Derived from reported data; a "
+        "lookup that does not carry over to another model, and no bound uses it.",
         columns=_OFFSETS,
         rows=records(offsets, _OFFSETS),
         sources=(MEASUREMENTS_SOURCE, "config/validation.yaml"),

@@ -17,12 +17,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kvwall.model.decode_costs import decode_step
+from kvwall.model.decode_costs import decode_costs, decode_step, prefill_stretch
 from kvwall.model.engine_constants import EngineConstants, datasheet_constants
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
 from kvwall.validation.calibration import Calibration, CalibrationError, calibrate
-from kvwall.validation.offsets import fitted_offsets, point_keys, sequences_per_rank
+from kvwall.validation.offsets import fit_offsets, fitted_offsets, point_keys, sequences_per_rank
 from kvwall.validation.points import GROUP
 
 #: Folds of the grouped cross-validation and the seed that draws them.
@@ -39,6 +39,12 @@ BAND = (0.1, 0.9)
 def _predict(points: pd.DataFrame, constants: EngineConstants, tokens: float) -> tuple[np.ndarray, np.ndarray]:
     """TPOT and TTFT (ms) of ``points`` with ``constants``."""
     return decode_step(points, constants) / tokens / MS, first_token_estimate(points, constants) / MS
+
+
+def stretches(points: pd.DataFrame, constants: EngineConstants) -> pd.Series:
+    """The prefill stretch of each point's decode step with ``constants`` (kvwall.model.decode_costs.prefill_stretch):
+    what the offsets' prefill slopes are fitted against."""
+    return pd.Series(prefill_stretch(decode_costs(points, constants)), index=points.index)
 
 
 def _calibrate(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, name: str) -> Calibration:
@@ -90,7 +96,7 @@ def with_offsets(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, la
                  held: pd.DataFrame, fits: dict, pseudo_count: float) -> pd.DataFrame:
     """TPOT and TTFT (ms) of each point held out by ``label``: ``held``, its prediction by the constants ``fits``
     holds per (engine, label held out), times the offsets (kvwall.validation.offsets) of the residuals of the
-    engine's points of the other labels against the same constants."""
+    engine's points of the other labels against the same constants, at the prefill stretches those constants give."""
     keys, sequences = point_keys(points), sequences_per_rank(points)
     out = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
     for (engine, held_label), constants in sorted(fits.items()):
@@ -99,9 +105,10 @@ def with_offsets(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, la
         tpot, ttft = _predict(train, constants, tokens)
         trained = pd.DataFrame({"tpot": tpot, "ttft": ttft}, index=train.index)
         lookup = fitted_offsets(keys.loc[train.index], log_residuals(measured.loc[train.index], trained),
-                                sequences.loc[train.index], pseudo_count)
+                                sequences.loc[train.index], stretches(train, constants), pseudo_count)
+        stretched = stretches(test, constants)
         for quantity, column in QUANTITIES.items():
-            factor = np.exp(lookup.log_factors_of(quantity, keys.loc[test.index], sequences.loc[test.index]))
+            factor = np.exp(lookup.log_factors_of(quantity, keys.loc[test.index], sequences.loc[test.index], stretched))
             out.loc[test.index, column] = held.loc[test.index, column].to_numpy(dtype=float) * factor
     return out
 
@@ -168,6 +175,16 @@ def error_summary(points: pd.DataFrame, measured: pd.DataFrame, predicted: dict[
                     rows.append({"scheme": scheme, "quantity": quantity, "backend": engine, "mode": mode,
                                  **_summary(part["error"], part["ratio"])})
     return pd.DataFrame(rows)
+
+
+def in_sample_offsets(points: pd.DataFrame, measured: pd.DataFrame, in_sample: pd.DataFrame,
+                      calibrations: dict[str, Calibration], pseudo_count: float) -> pd.DataFrame:
+    """The table of offsets (kvwall.validation.offsets.fit_offsets) of every point's residual against its engine's
+    constants fitted on every point (``in_sample``: their TPOT and TTFT, ms), at the stretches they give."""
+    stretched = pd.concat([stretches(group, calibrations[engine].constants)
+                           for engine, group in points.groupby("backend", sort=True)]).loc[points.index]
+    return fit_offsets(point_keys(points), log_residuals(measured, in_sample), sequences_per_rank(points), stretched,
+                       pseudo_count)
 
 
 def measured_times(points: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:

@@ -5,18 +5,25 @@ The calibrated estimate fits a few constants per engine over every model, device
 (kvwall.validation.calibration); what an engine does differently on one of them stays in the residuals
 r = ln(measured / estimate), and the table of its error sources (kvwall.validation.error_sources) shows that offsets
 per engine and model, device and layout take most of it. The rest grows with the batch: the measured TPOT rises by
-about the same time per sequence at every TP, where the fitted costs shrink with TP. Here both are nested, coarse to
-fine (LEVELS): per engine, mode and model, then per device under it, per layout (GPUs, TP, PP, attention DP, expert
-ranks) under that, per weight format last. At each level, of what the coarser levels left of its points' residuals,
-a key's offset is a shrunk mean, sum / (n + K) over its n points, then its slope a shrunk slope against
-x = log2 of the sequences in flight per attention-DP rank about the key's mean x, sum(dx r) / (sum(dx^2) + K): K
-points one doubling from the mean with no slope, the pseudo-count K an assumption (config/validation.yaml
+about the same time per sequence at every TP, where the fitted costs shrink with TP. And it follows the lengths: the
+stalls other requests' prefills put into a decode step are priced with the engine's constants, but where an engine
+schedules one model's prefills its own way (chunk sizes, a chunk beside the decode batch or in its place) the
+measured TPOT follows the prefill's part of the step more or less steeply than the estimate, so a group at new
+lengths is off by what its prefill stretches. Here all three are nested, coarse to fine (LEVELS): per engine, mode
+and model, then per device under it, per layout (GPUs, TP, PP, attention DP, expert ranks) under that, per weight
+format last. At each level, of what the coarser levels left of its points' residuals, a key's offset is a shrunk
+mean, sum / (n + K) over its n points; then its slope a shrunk slope against x = log2 of the sequences in flight per
+attention-DP rank about the key's mean x, sum(dx r) / (sum(dx^2) + K); then, of what that leaves, its prefill slope
+the same against z = log2 of the estimate's prefill stretch, its decode step over the step without its prefill
+cost (kvwall.model.decode_costs.prefill_stretch; 1 where no prefill stalls it, a disagg decode step): K points one
+doubling from the mean with no slope, the pseudo-count K an assumption (config/validation.yaml
 offset_pseudo_count). A key of n points keeps n / (n + K) of its mean; a key no point holds adds nothing. The 80%
-intervals are those of a normal mean and slope with that prior: +/- z(0.9) s / sqrt(n + K) and s / sqrt(sum(dx^2) +
-K), s the level's pooled standard deviation within keys. An estimate's log factor at x is the sum over the levels
-that hold its key of offset + slope (x - mean x), x kept within the key's measured range (a lookup does not
-extrapolate): where the measurements hold nothing of the engine, mode and model, the plain calibrated estimate. A
-lookup, not a law: it does not carry over to a model the measurements do not hold, and no bound reads it.
+intervals are those of a normal mean and slopes with that prior: +/- z(0.9) s / sqrt(n + K), s / sqrt(sum(dx^2) +
+K) and s / sqrt(sum(dz^2) + K), s the level's pooled standard deviation within keys. An estimate's log factor at x
+and z is the sum over the levels that hold its key of offset + slope (x - mean x) + prefill slope (z - mean z), x
+and z kept within the key's measured ranges (a lookup does not extrapolate): where the measurements hold nothing of
+the engine, mode and model, the plain calibrated estimate. A lookup, not a law: it does not carry over to a model
+the measurements do not hold, and no bound reads it.
 """
 
 from __future__ import annotations
@@ -85,18 +92,25 @@ def _joined(keys: pd.DataFrame, width: int) -> pd.Series:
 
 @dataclass(frozen=True)
 class Term:
-    """One key's part of the log factor: its offset, its slope per doubling of the sequences per rank, the key's
-    mean log2 sequences, and the range of log2 sequences its points span."""
+    """One key's part of the log factor: its offset; its slope per doubling of the sequences per rank, the key's mean
+    log2 sequences and the range its points span; its prefill slope per doubling of the prefill stretch, the key's
+    mean log2 stretch and the range its points span."""
 
     offset: float
     slope: float
     centre: float
     low: float
     high: float
+    prefill_slope: float
+    prefill_centre: float
+    prefill_low: float
+    prefill_high: float
 
-    def at(self, log2_sequences):
-        """This key's log factor at ``log2_sequences`` (a number or an array), held within the key's range."""
-        return self.offset + self.slope * (np.clip(log2_sequences, self.low, self.high) - self.centre)
+    def at(self, log2_sequences, log2_stretch):
+        """This key's log factor at ``log2_sequences`` and ``log2_stretch`` (numbers or arrays), each held within the
+        key's range."""
+        return (self.offset + self.slope * (np.clip(log2_sequences, self.low, self.high) - self.centre)
+                + self.prefill_slope * (np.clip(log2_stretch, self.prefill_low, self.prefill_high) - self.prefill_centre))
 
 
 @dataclass(frozen=True)
@@ -114,39 +128,58 @@ class Offsets:
         """Whether the coarsest level holds ``key`` (its engine, mode and model): where it does not, no level does."""
         return bool(self._terms(quantity, key[:min(LEVELS.values())]))
 
-    def levels_of(self, quantity: str, key: tuple[str, ...], sequences: float) -> dict[str, float]:
+    def levels_of(self, quantity: str, key: tuple[str, ...], sequences: float, stretch: float) -> dict[str, float]:
         """The factor of each level that holds ``key`` (KEY_COLUMNS' values, a shorter tuple where the finer ones are
-        not known) at ``sequences`` per rank, coarse to fine."""
-        return {level: math.exp(float(term.at(math.log2(sequences))))
+        not known) at ``sequences`` per rank and a prefill ``stretch``, coarse to fine."""
+        return {level: math.exp(float(term.at(math.log2(sequences), math.log2(stretch))))
                 for level, term in self._terms(quantity, key).items()}
 
-    def factor(self, quantity: str, key: tuple[str, ...], sequences) -> np.ndarray | float:
+    def factor(self, quantity: str, key: tuple[str, ...], sequences, stretch) -> np.ndarray | float:
         """The product of ``key``'s factors at every level that holds it (1 where none does) at ``sequences`` per
-        rank (a number or an array)."""
-        x = np.log2(np.asarray(sequences, dtype=float))
-        total = sum((term.at(x) for term in self._terms(quantity, key).values()), np.zeros_like(x))
+        rank and a prefill ``stretch`` (numbers or arrays of one shape)."""
+        x, z = np.log2(np.asarray(sequences, dtype=float)), np.log2(np.asarray(stretch, dtype=float))
+        total = sum((term.at(x, z) for term in self._terms(quantity, key).values()), np.zeros(np.broadcast(x, z).shape))
         return float(np.exp(total)) if np.ndim(total) == 0 else np.exp(total)
 
-    def log_factors_of(self, quantity: str, keys: pd.DataFrame, sequences: pd.Series) -> np.ndarray:
-        """The log factor of every row of ``keys`` (KEY_COLUMNS) at its ``sequences`` per rank."""
+    def log_factors_of(self, quantity: str, keys: pd.DataFrame, sequences: pd.Series, stretch: pd.Series) -> np.ndarray:
+        """The log factor of every row of ``keys`` (KEY_COLUMNS) at its ``sequences`` per rank and prefill
+        ``stretch``."""
         by_width = self.terms.get(quantity, {})
-        x = np.log2(sequences.to_numpy(dtype=float))
+        x, z = np.log2(sequences.to_numpy(dtype=float)), np.log2(stretch.to_numpy(dtype=float))
         total = np.zeros(len(keys))
         for width in LEVELS.values():
             found = _joined(keys, width).map(by_width.get(width, {}))
             held = found.notna().to_numpy()
             terms = found[held]
-            arrays = {name: np.array([getattr(t, name) for t in terms], dtype=float)
-                      for name in ("offset", "slope", "centre", "low", "high")}
-            total[held] += arrays["offset"] + arrays["slope"] * (np.clip(x[held], arrays["low"], arrays["high"])
-                                                                 - arrays["centre"])
+            arrays = {name: np.array([getattr(t, name) for t in terms], dtype=float) for name in TERM_FIELDS}
+            total[held] += (arrays["offset"]
+                            + arrays["slope"] * (np.clip(x[held], arrays["low"], arrays["high"]) - arrays["centre"])
+                            + arrays["prefill_slope"] * (np.clip(z[held], arrays["prefill_low"], arrays["prefill_high"])
+                                                         - arrays["prefill_centre"]))
         return total
+
+
+#: The fields of a Term.
+TERM_FIELDS = ("offset", "slope", "centre", "low", "high", "prefill_slope", "prefill_centre", "prefill_low",
+               "prefill_high")
+
+
+@dataclass(frozen=True)
+class _Covariate:
+    """A slope's covariate per key of a level: its mean, least and most over the key's points, the shrunk slope and
+    the half of its 80% interval."""
+
+    centres: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    slopes: np.ndarray
+    half: np.ndarray
 
 
 @dataclass(frozen=True)
 class _Level:
-    """One level fitted: its name and key width, its keys, the first point of each, and per key its points, offset,
-    slope, mean and range of log2 sequences, and the halves of the offset's and the slope's 80% intervals."""
+    """One level fitted: its name and key width, its keys, the first point of each, and per key its points, offset
+    and the half of its 80% interval, and its slopes against log2 sequences and log2 prefill stretch."""
 
     name: str
     width: int
@@ -154,55 +187,61 @@ class _Level:
     named: pd.DataFrame
     counts: np.ndarray
     offsets: np.ndarray
-    slopes: np.ndarray
-    centres: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
     offset_half: np.ndarray
-    slope_half: np.ndarray
+    sequences: _Covariate
+    stretch: _Covariate
 
     def rounded(self) -> dict[str, np.ndarray]:
-        """The key's values as the table prints them: factors exp(offset) and exp(slope), sequences 2^x."""
+        """The key's values as the table prints them: factors exp(offset) and exp(slope), sequences and stretches 2^x."""
         exp = {"factor": self.offsets, "factor_p10": self.offsets - self.offset_half,
-               "factor_p90": self.offsets + self.offset_half, "slope": self.slopes,
-               "slope_p10": self.slopes - self.slope_half, "slope_p90": self.slopes + self.slope_half}
-        exp2 = {"sequences": self.centres, "sequences_low": self.low, "sequences_high": self.high}
+               "factor_p90": self.offsets + self.offset_half}
+        exp2 = {}
+        for prefix, centre, covariate in (("", "sequences", self.sequences), ("prefill_", "prefill_stretch", self.stretch)):
+            exp.update({f"{prefix}slope": covariate.slopes, f"{prefix}slope_p10": covariate.slopes - covariate.half,
+                        f"{prefix}slope_p90": covariate.slopes + covariate.half})
+            exp2.update({centre: covariate.centres, f"{centre}_low": covariate.low, f"{centre}_high": covariate.high})
         with np.errstate(over="ignore"):  # an interval with next to no prior and no spread of sequences: unbounded
             return {**{name: _rounded(np.exp(v)) for name, v in exp.items()},
                     **{name: _rounded(np.exp2(v)) for name, v in exp2.items()}}
 
 
-def _levels(keys: pd.DataFrame, residual: pd.Series, sequences: pd.Series, pseudo_count: float):
+def _spans(inverse: np.ndarray, values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per key (``inverse``: each point's key), the mean, least and most of ``values``."""
+    low, high = np.full(counts.size, np.inf), np.full(counts.size, -np.inf)
+    np.minimum.at(low, inverse, values)
+    np.maximum.at(high, inverse, values)
+    return np.bincount(inverse, weights=values, minlength=counts.size) / counts, low, high
+
+
+def _levels(keys: pd.DataFrame, residual: pd.Series, sequences: pd.Series, stretch: pd.Series, pseudo_count: float):
     """Each level of LEVELS fitted, coarse to fine, on what the coarser ones left of the finite residuals."""
     known = np.isfinite(residual.to_numpy(dtype=float))
     left = residual.to_numpy(dtype=float)[known]
-    x = np.log2(sequences.to_numpy(dtype=float)[known])
+    covariates = (np.log2(sequences.to_numpy(dtype=float)[known]), np.log2(stretch.to_numpy(dtype=float)[known]))
     chosen = keys[known]
     for level, width in LEVELS.items():
         codes, first, inverse = np.unique(_joined(chosen, width).to_numpy(dtype=str), return_index=True,
                                           return_inverse=True)
         counts = np.bincount(inverse, minlength=codes.size).astype(float)
-        centres = np.bincount(inverse, weights=x, minlength=codes.size) / counts
-        low = np.full(codes.size, np.inf)
-        high = np.full(codes.size, -np.inf)
-        np.minimum.at(low, inverse, x)
-        np.maximum.at(high, inverse, x)
-        dx = x - centres[inverse]
-        sums = np.bincount(inverse, weights=left, minlength=codes.size)
-        spread_xx = np.bincount(inverse, weights=dx * dx, minlength=codes.size)
-        # the pooled spread within keys once each key's mean and slope are taken out (least squares, unshrunk)
-        means = sums / counts
-        fitted = np.bincount(inverse, weights=dx * (left - means[inverse]), minlength=codes.size)
-        free = np.divide(fitted, spread_xx, out=np.zeros(codes.size), where=spread_xx > 0)
-        within = left - means[inverse] - free[inverse] * dx
-        dof = left.size - codes.size - int(np.count_nonzero(spread_xx > 0))
+        spans = [_spans(inverse, values, counts) for values in covariates]
+        deviations = [values - centres[inverse] for values, (centres, _, _) in zip(covariates, spans)]
+        squares = [np.bincount(inverse, weights=d * d, minlength=codes.size) for d in deviations]
+        # the pooled spread within keys once each key's mean and slopes are taken out (least squares, unshrunk)
+        within = left - (np.bincount(inverse, weights=left, minlength=codes.size) / counts)[inverse]
+        for d, square in zip(deviations, squares):
+            fitted = np.bincount(inverse, weights=d * within, minlength=codes.size)
+            within = within - np.divide(fitted, square, out=np.zeros(codes.size), where=square > 0)[inverse] * d
+        dof = left.size - codes.size - sum(int(np.count_nonzero(square > 0)) for square in squares)
         spread = math.sqrt(float(np.sum(within * within)) / dof) if dof > 0 else 0.0
-        offsets = sums / (counts + pseudo_count)
+        offsets = np.bincount(inverse, weights=left, minlength=codes.size) / (counts + pseudo_count)
         left = left - offsets[inverse]
-        slopes = np.bincount(inverse, weights=dx * left, minlength=codes.size) / (spread_xx + pseudo_count)
-        left = left - slopes[inverse] * dx
-        yield _Level(level, width, codes, chosen.iloc[first], counts, offsets, slopes, centres, low, high,
-                     Z80 * spread / np.sqrt(counts + pseudo_count), Z80 * spread / np.sqrt(spread_xx + pseudo_count))
+        fitted = []
+        for d, square, (centres, low, high) in zip(deviations, squares, spans):
+            slopes = np.bincount(inverse, weights=d * left, minlength=codes.size) / (square + pseudo_count)
+            left = left - slopes[inverse] * d
+            fitted.append(_Covariate(centres, low, high, slopes, Z80 * spread / np.sqrt(square + pseudo_count)))
+        yield _Level(level, width, codes, chosen.iloc[first], counts, offsets,
+                     Z80 * spread / np.sqrt(counts + pseudo_count), *fitted)
 
 
 def _rounded(values: np.ndarray) -> np.ndarray:
@@ -212,18 +251,20 @@ def _rounded(values: np.ndarray) -> np.ndarray:
 
 #: The values of a row of fit_offsets' table, after its key.
 TABLE_VALUES = ("points", "factor", "factor_p10", "factor_p90", "slope", "slope_p10", "slope_p90", "sequences",
-                "sequences_low", "sequences_high")
+                "sequences_low", "sequences_high", "prefill_slope", "prefill_slope_p10", "prefill_slope_p90",
+                "prefill_stretch", "prefill_stretch_low", "prefill_stretch_high")
 
 
-def fit_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequences: pd.Series,
+def fit_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequences: pd.Series, stretch: pd.Series,
                 pseudo_count: float) -> pd.DataFrame:
     """One row per quantity, level and key of the points that have a finite residual: its points, factor exp(offset)
-    with its 80% interval, slope factor exp(slope) per doubling of the sequences per rank with its interval, and the
-    sequences per rank at its mean and at its points' least and most, rounded to DIGITS (``keys``: KEY_COLUMNS of
-    the points; ``residuals``: per quantity, ln(measured / estimate); ``sequences``: per rank, of each point)."""
+    with its 80% interval, slope factor exp(slope) per doubling of the sequences per rank with its interval, the
+    sequences per rank at its mean and at its points' least and most, and the same of its prefill slope and prefill
+    stretch, rounded to DIGITS (``keys``: KEY_COLUMNS of the points; ``residuals``: per quantity, ln(measured /
+    estimate); ``sequences``: per rank, and ``stretch``: the estimate's prefill stretch, of each point)."""
     parts = []
     for quantity, residual in residuals.items():
-        for level in _levels(keys, residual, sequences, pseudo_count):
+        for level in _levels(keys, residual, sequences, stretch, pseudo_count):
             parts.append(level.named.reset_index(drop=True).assign(
                 quantity=quantity, level=level.name, **{c: None for c in KEY_COLUMNS[level.width:]},
                 points=level.counts.astype(int), **level.rounded()))
@@ -231,21 +272,24 @@ def fit_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequence
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
-def _term(factor: float, slope: float, sequences: float, low: float, high: float) -> Term:
+def _term(factor: float, slope: float, sequences: float, low: float, high: float, prefill_slope: float,
+          stretch: float, stretch_low: float, stretch_high: float) -> Term:
     """A key's Term from its rounded values as the table prints them."""
-    return Term(math.log(factor), math.log(slope), math.log2(sequences), math.log2(low), math.log2(high))
+    return Term(math.log(factor), math.log(slope), math.log2(sequences), math.log2(low), math.log2(high),
+                math.log(prefill_slope), math.log2(stretch), math.log2(stretch_low), math.log2(stretch_high))
 
 
 #: The table's values a Term is read back from, in _term's order.
-TERM_VALUES = ("factor", "slope", "sequences", "sequences_low", "sequences_high")
+TERM_VALUES = ("factor", "slope", "sequences", "sequences_low", "sequences_high", "prefill_slope", "prefill_stretch",
+               "prefill_stretch_low", "prefill_stretch_high")
 
 
-def fitted_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequences: pd.Series,
+def fitted_offsets(keys: pd.DataFrame, residuals: Mapping[str, pd.Series], sequences: pd.Series, stretch: pd.Series,
                    pseudo_count: float) -> Offsets:
     """The lookup fit_offsets' table gives, its values rounded as the table prints them, built without the table."""
     found = {}
     for quantity, residual in residuals.items():
-        for level in _levels(keys, residual, sequences, pseudo_count):
+        for level in _levels(keys, residual, sequences, stretch, pseudo_count):
             values = level.rounded()
             found.setdefault(quantity, {})[level.width] = {
                 code: _term(*(values[name][i] for name in TERM_VALUES)) for i, code in enumerate(level.codes)}
