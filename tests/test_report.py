@@ -128,3 +128,27 @@ def test_a_column_summary_gives_ranges_and_distinct_values():
         ("model", "2 distinct: a (2), b (1)"),
         ("tpot", "1.5 to 12.25; 1 blank"),
     ]
+
+
+def test_a_code_token_the_style_gives_no_rule_is_its_text_alone():
+    from kvwall.report.notebooks import unstyled_tokens_as_text
+
+    # a name and punctuation have no rule in Pygments' default style, a space's colour shows nothing; an operator and
+    # a keyword keep their spans, and so does anything outside a code block
+    code = ('<div class="highlight hl-ipython3"><pre><span></span><span class="kn">import</span><span class="w"> '
+            '</span><span class="nn">numpy</span>\n<span class="n">x</span><span class="o">=</span><span class="p">('
+            '</span><span class="s2">&quot;a&quot;</span><span class="p">)</span></pre></div><span class="n">y</span>')
+    assert unstyled_tokens_as_text(code) == (
+        '<div class="highlight hl-ipython3"><pre><span></span><span class="kn">import</span> <span class="nn">numpy'
+        '</span>\nx<span class="o">=</span>(<span class="s2">&quot;a&quot;</span>)</pre></div><span class="n">y</span>')
+
+
+def test_every_notebook_shows_its_code_as_written(root, report):
+    import nbformat
+
+    for name, _ in contents.NOTEBOOKS:
+        shown = "".join(report.text[f"notebook-{name}"])
+        node = nbformat.read(root / "notebooks" / "executed" / f"{name}.ipynb", as_version=4)
+        for cell in node.cells:
+            if cell.cell_type == "code":
+                assert cell.source.strip() in shown, (name, cell.source[:60])

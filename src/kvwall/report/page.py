@@ -11,10 +11,9 @@ from importlib import resources
 from pathlib import Path
 
 import jinja2
-from pygments.formatters import HtmlFormatter
 
 from kvwall.report import contents, pieces
-from kvwall.report.notebooks import notebook
+from kvwall.report.notebooks import code_css, notebook
 from kvwall.report.tables import shown_table
 
 INTRODUCTION = "workflow/report/workflow.rst"
@@ -74,5 +73,5 @@ def build_report(root: Path) -> str:
         introduction=pieces.restructured((root / INTRODUCTION).read_text(encoding="utf-8")),
         navigation=navigation, figures=figures, tables=tables, notebooks=notebooks, canonical=canonical,
         style=_template("report.css"), script=_template("report.js"),
-        highlight_css=HtmlFormatter(style="default").get_style_defs(".highlight"),
+        highlight_css=code_css(),
     )
