@@ -200,4 +200,6 @@ def test_kvwall_regime_prices_a_measured_model_with_the_offsets_kvwall_plan_read
     assert answer["costs_s_per_token"]["offsets"] == pytest.approx(
         answer["tpot_s"] * (1 - 1 / answer["offsets"]["tpot"]["factor"]), rel=1e-9)
     assert main(argv[:-1]) == 0
-    assert "times its offsets (tables/derived/serving_estimate_offsets: TPOT x" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "times its offsets (tables/derived/serving_estimate_offsets: TPOT x" in said
+    assert f"prefill stretching the step x{stretch:.2f})" in said

@@ -91,7 +91,8 @@ def _header(answer: dict) -> str:
             f"{c.hbm_fraction:.3g}, FLOP fraction {c.flop_fraction:.3g}, {c.collective_latency * 1e6:.3g} us per "
             f"collective message, {c.first_token_fixed * 1e3:.3g} ms before a first token), times its offsets "
             f"({answer['offsets_table']}: TPOT x{answer['offsets']['tpot']['factor']:.2f}, TTFT "
-            f"x{answer['offsets']['ttft']['factor']:.2f}); error band: {answer['held_out']} cross-validation, never a "
+            f"x{answer['offsets']['ttft']['factor']:.2f}, prefill stretching the step "
+            f"x{answer['offsets']['prefill_stretch']:.2f}); error band: {answer['held_out']} cross-validation, never a "
             "bound")
 
 
