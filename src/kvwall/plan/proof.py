@@ -208,6 +208,16 @@ def second_measurement(points: pd.DataFrame, ratios: np.ndarray, draws: int = DR
     return Remeasured(pd.DataFrame(rows), pd.DataFrame(agreeing, columns=[*GROUP, "limit", "agreeing", "draws"]))
 
 
+def _agreements(ranked: pd.DataFrame, estimate: str, limit_name: str, keys: pd.MultiIndex) -> np.ndarray:
+    """1 where ``estimate``'s first layout is the measurements' at ``limit_name``, per group of ``keys``, else 0;
+    ValueError where it ranks other groups."""
+    at = ranked[(ranked["estimate"] == estimate) & (ranked["limit"] == limit_name)]
+    agrees = at.set_index(list(GROUP))["top1_agrees"].reindex(keys)
+    if agrees.isna().any() or len(at) != len(keys):
+        raise ValueError(f"{estimate}: ranks other groups at the {limit_name} limit than the measurements")
+    return agrees.to_numpy(dtype=float)
+
+
 def agreement_intervals(ranked: pd.DataFrame, agreement: pd.DataFrame, resamples: int = RESAMPLES,
                         seed: int = SEED) -> pd.DataFrame:
     """Per estimate (those of ``ranked``, from rankings, then SECOND, from ``agreement``: Remeasured.agreement) and
@@ -232,22 +242,17 @@ def agreement_intervals(ranked: pd.DataFrame, agreement: pd.DataFrame, resamples
         groups = per_cluster(np.ones(len(second)))[chosen].sum(axis=1)
         agreeing = per_cluster(second["agreeing"].to_numpy(dtype=float))[chosen].sum(axis=1)
         for estimate in [*ranked["estimate"].unique(), SECOND] if not ranked.empty else [SECOND]:
+            row = {"estimate": estimate, "limit": limit_name, **dict.fromkeys(INTERVAL_COLUMNS[2:], np.nan)}
             if estimate == SECOND:
-                share, against = agreeing / (draws * groups), None
+                share = agreeing / (draws * groups)
             else:
-                at = ranked[(ranked["estimate"] == estimate) & (ranked["limit"] == limit_name)]
-                agrees = at.set_index(list(GROUP))["top1_agrees"].reindex(keys)
-                if agrees.isna().any() or len(at) != len(second):
-                    raise ValueError(f"{estimate}: ranks other groups at the {limit_name} limit than the measurements")
-                hits = per_cluster(agrees.to_numpy(dtype=float))[chosen].sum(axis=1)
+                agrees = _agreements(ranked, estimate, limit_name, keys)
+                hits = per_cluster(agrees)[chosen].sum(axis=1)
                 share, against = hits / groups, (draws * hits - agreeing) / (draws * groups)
-                point = (draws * int(agrees.sum()) - int(second["agreeing"].sum())) / (draws * len(second))
-            low, high = np.quantile(share, INTERVAL)
-            row = {"estimate": estimate, "limit": limit_name, "top1_low": float(low), "top1_high": float(high),
-                   "against_second": np.nan, "against_second_low": np.nan, "against_second_high": np.nan}
-            if against is not None:
-                row.update(against_second=point, **dict(zip(("against_second_low", "against_second_high"),
-                                                            map(float, np.quantile(against, INTERVAL)))))
+                row["against_second"] = ((draws * int(agrees.sum()) - int(second["agreeing"].sum()))
+                                         / (draws * len(second)))
+                row["against_second_low"], row["against_second_high"] = map(float, np.quantile(against, INTERVAL))
+            row["top1_low"], row["top1_high"] = map(float, np.quantile(share, INTERVAL))
             found.append(row)
     return pd.DataFrame(found, columns=list(INTERVAL_COLUMNS))
 
