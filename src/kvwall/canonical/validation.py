@@ -268,8 +268,8 @@ def _ranking_intervals(summary: pd.DataFrame) -> Block:
             for end, words, column in (("low", "from", "top1_low"), ("high", "to", "top1_high")))))
     return Block("How far the first-layout shares could move on other groups like these", tuple(rows),
                  header="Estimate, TPOT limit", columns=("90% interval from", "to"),
-                 note="The share of 8.8 over cluster bootstrap resamples of its groups (their count in the table's caption), the groups of one engine, "
-                 "model, device and weight format drawn together (a held-out group's offsets come from the others); "
+                 note="The share of 8.8 over cluster bootstrap resamples of its groups (their count in the table's "
+                 "caption), the groups of one engine, model, device and weight format drawn together (a held-out group's offsets come from the others); "
                  "the 5th and 95th percentiles.")
 
 

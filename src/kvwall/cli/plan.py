@@ -334,6 +334,7 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
         "step without prefills, a prefill replica's fixed cost and one prompt")
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
     targets = _targets(args)
+    stretch_of = _stretch_of(fit, model, device, precision, serving, workload)
     costs = None if not found else layout_costs(model, found[0].decode, found[0].batch, workload, device,
                                                 device.dense_flops[precision], serving, fit, "disagg")
 
@@ -346,7 +347,6 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
     answer = {**_head(args, model, device, fit, "disagg", basis),
               "best": [_disagg_row(p, ttft_key, memory_json) for p in found[:SHOWN]]}
     if fit is not None:
-        stretch_of = _stretch_of(fit, model, device, precision, serving, workload)
         for p, row in zip(found, answer["best"]):
             row["prefill"]["offsets"] = _offsets_json(fit, model, device, p.prefill, "disagg", 1, stretch_of)
             row["decode"]["offsets"] = _offsets_json(fit, model, device, p.decode, "disagg", p.batch, stretch_of)
@@ -369,7 +369,7 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
         say(_costs_line(costs, "the first's decode pool"))
         if fit is not None:
             say(_offsets_line(fit, model, device, found[0].decode, "disagg", found[0].batch,
-                              _stretch_of(fit, model, device, precision, serving, workload), "the first's decode pool"))
+                              stretch_of, "the first's decode pool"))
     else:
         say(f"  no pair of pools on up to {args.gpus} device(s) meets {targets}")
     if fit is not None:

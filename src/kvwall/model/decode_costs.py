@@ -61,14 +61,18 @@ def decode_costs(points: pd.DataFrame, constants: EngineConstants) -> dict[str, 
     }
 
 
+def step_of(costs: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The decode step per GPU (s) of decode_costs' ``costs``: their sum, in COSTS' order."""
+    return sum((costs[name] for name in COSTS), np.zeros(np.shape(costs["prefill"])))
+
+
 def prefill_stretch(costs: Mapping[str, np.ndarray]) -> np.ndarray:
     """How far the prefills of arriving requests stretch a decode step: the step over the step without its prefill
     cost (1 where nothing arrives: a disagg decode step); ``costs``: decode_costs' of the points."""
-    step = sum((costs[name] for name in COSTS), np.zeros(np.shape(costs["prefill"])))
+    step = step_of(costs)
     return step / (step - costs["prefill"])
 
 
 def decode_step(points: pd.DataFrame, constants: EngineConstants) -> np.ndarray:
     """The decode step per GPU (s): the sum of decode_costs."""
-    costs = decode_costs(points, constants)
-    return sum((costs[name] for name in COSTS), np.zeros(len(points)))
+    return step_of(decode_costs(points, constants))

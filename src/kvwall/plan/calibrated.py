@@ -27,7 +27,7 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, ServingInputs
 from kvwall.inputs.specs import Device, Model
 from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
-from kvwall.model.decode_costs import decode_costs, decode_step, prefill_stretch
+from kvwall.model.decode_costs import decode_costs, prefill_stretch, step_of
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, Calibrated, HeldOutError, band_of, read_calibrated,
@@ -97,9 +97,11 @@ def planned_points(model: Model, d: Deployment, device: Device, peak: float, ser
         "stored_kv_ratio": 1.0, **inputs.costs})
 
 
-def calibrated_tpot(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray:
-    """Seconds per output token of planned points with the engine's constants."""
-    return decode_step(points, fit.calibrated.constants) / fit.tokens_per_step
+def calibrated_tpot_and_stretch(points: pd.DataFrame, fit: PlanCalibration) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds per output token of planned points with the engine's constants, and their prefill stretch
+    (calibrated_stretch), from one pricing of their named costs."""
+    costs = decode_costs(points, fit.calibrated.constants)
+    return step_of(costs) / fit.tokens_per_step, prefill_stretch(costs)
 
 
 def calibrated_stretch(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray:

@@ -41,16 +41,16 @@ def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, 
             return np.full(batches.shape, float(first_token_bound(model, d, prompt, bandwidth, peak)))
     else:
         # pandas and the fitted constants' tables: only where an engine's calibration prices the plan
-        from kvwall.plan.calibrated import calibrated_stretch, calibrated_tpot, calibrated_ttft, planned_points
+        from kvwall.plan.calibrated import (calibrated_stretch, calibrated_tpot_and_stretch, calibrated_ttft,
+                                            planned_points)
 
         def priced(d: Deployment, batches: np.ndarray):
             return planned_points(model, d, device, peak, serving, workload.decode_context, batches,
                                   workload.input_tokens, workload.output_tokens, mode)
 
         def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:
-            points = priced(d, batches)
-            return calibrated_tpot(points, fit) * fit.factor("TPOT", model, device, d, mode, batches,
-                                                             calibrated_stretch(points, fit))
+            tpot, stretch = calibrated_tpot_and_stretch(priced(d, batches), fit)
+            return tpot * fit.factor("TPOT", model, device, d, mode, batches, stretch)
 
         def first_token_seconds(d: Deployment, prompt: float, batches: np.ndarray) -> np.ndarray:
             points = priced(d, batches)
