@@ -1,4 +1,4 @@
-"""Why the agg TPOT bound leaves other requests' prefill out (README, Validation): with it, the bound would rise on
+"""Why the agg TPOT bound leaves other requests' prefill out (docs/validation.md): with it, the bound would rise on
 a twelfth of the agg points, and one measured point would fall below it with no diagnosis but the term's own
 assumption, that every request in flight decodes at every step."""
 

@@ -12,7 +12,7 @@ import pytest
 from kvwall.cli.benchmark import jobs_run
 from test_bad_input import REPO, workflow_copy
 
-#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (docs/benchmark.md).
 pytestmark = pytest.mark.slow
 
 TABLES = ["tables/spec/table1_architectures.csv", "tables/derived/footprint_examples.csv"]

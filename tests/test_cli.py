@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from docs_pages import PAGES, page
 
 from kvwall.cli import benchmark
 from kvwall.cli.main import main
@@ -393,38 +394,51 @@ def test_the_shipped_catalogue_is_config(root):
         assert (packaged_config_dir() / name).read_bytes() == (root / "config" / name).read_bytes(), name
 
 
-def readme_commands() -> list[list[str]]:
-    """The `kvwall` command lines of the README's "Asking kvwall directly", without `uv run --frozen` and redirects."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = readme.split("## Asking kvwall directly", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
-    lines = [line.split("#", 1)[0].split(">", 1)[0] for line in block.splitlines()]
-    return [shlex.split(line)[4:] for line in lines if line.startswith("uv run --frozen kvwall ")]
+def shown_commands() -> list[list[str]]:
+    """The `kvwall` command lines of the README's and every docs page's `sh` blocks, without `uv run --frozen` and
+    redirects (a line that names a file of the reader's own, such as `org--model_config.json`, is left out)."""
+    commands = []
+    for name in PAGES:
+        for block in page(name).split("```sh\n")[1:]:
+            lines = [line.split("#", 1)[0].split(">", 1)[0] for line in block.split("```", 1)[0].splitlines()]
+            commands += [shlex.split(line)[4:] for line in lines if line.startswith("uv run --frozen kvwall ")
+                         and not line.rstrip().endswith("\\")]
+    return [argv for argv in commands if argv[0] in ANSWERING]
 
 
-@pytest.mark.parametrize("argv", readme_commands(), ids=" ".join)
-def test_every_command_the_readme_shows_answers(argv, monkeypatch, capsys):
+#: The commands whose shown lines answer from the committed catalogue and tables, quickly, with nothing written.
+ANSWERING = {"footprint", "crossover", "regime", "fit", "list", "template"}
+
+
+@pytest.mark.parametrize("argv", shown_commands(), ids=" ".join)
+def test_every_command_the_docs_show_answers(argv, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     assert main(argv) == 0
     assert capsys.readouterr().out
 
 
-def readme_examples() -> list[tuple[list[str], list[str]]]:
-    """Each README block that shows a `$ kvwall` command and what it prints: its arguments and the printed lines it
-    shows whole (a line with '...' in it elides)."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_docs_show_the_questions_a_serving_engineer_asks():
+    asked = {argv[0] for argv in shown_commands()}
+    assert {"footprint", "crossover", "regime", "fit", "list"} <= asked
+
+
+def shown_examples() -> list[tuple[list[str], list[str]]]:
+    """Each block of the README or a docs page that shows a `$ kvwall` command and what it prints: its arguments and
+    the printed lines it shows whole (a line with '...' in it elides)."""
     examples = []
-    for block in readme.split("```\n$ kvwall ")[1:]:
-        lines = block.split("```", 1)[0].splitlines()
-        command = [lines.pop(0)]
-        while command[-1].endswith("\\"):
-            command.append(lines.pop(0))
-        argv = shlex.split(" ".join(line.rstrip("\\") for line in command))
-        examples.append((argv, [line for line in lines if "..." not in line]))
+    for name in PAGES:
+        for block in page(name).split("```\n$ kvwall ")[1:]:
+            lines = block.split("```", 1)[0].splitlines()
+            command = [lines.pop(0)]
+            while command[-1].endswith("\\"):
+                command.append(lines.pop(0))
+            argv = shlex.split(" ".join(line.rstrip("\\") for line in command))
+            examples.append((argv, [line for line in lines if "..." not in line]))
     return examples
 
 
-@pytest.mark.parametrize("argv, shown", readme_examples(), ids=lambda value: " ".join(value)[:60])
-def test_every_example_the_readme_prints_is_what_the_command_prints(argv, shown, monkeypatch, capsys):
+@pytest.mark.parametrize("argv, shown", shown_examples(), ids=lambda value: " ".join(value)[:60])
+def test_every_example_the_docs_print_is_what_the_command_prints(argv, shown, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     assert main(argv) == 0
     printed = capsys.readouterr().out.splitlines()

@@ -3,6 +3,7 @@
 import pandas as pd
 
 from kvwall.validation.copies import ELSEWHERE, IN_CONFIGURATION, LISTED_TWICE, UNNAMED, configuration, copies
+from docs_pages import page, words
 
 
 def _points(*points):
@@ -79,8 +80,8 @@ def test_the_shared_files_copies_are_counted_once(root):
     gpus = kept["tp_size"].fillna(1) * kept["attention_dp_size"].fillna(1)
     gpus_copy = kept["tp_size_copy"].fillna(1) * kept["attention_dp_size_copy"].fillna(1)
     assert len(kept) == 21 and (gpus_copy == gpus * kept["moe_ep_size"]).all() and (kept["moe_ep_size"] > 1).all()
-    # what the README says
-    readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    # what the validation page says
+    readme = words("docs/validation.md")
     assert ("281 rows at its layout are refused as listed twice, and 21 at another layout" in readme
             and "with the 25 other rows of their six configurations" in readme)
     assert elsewhere["id"].str.extract(r"_(cfg\d+)$")[0].nunique() == 6

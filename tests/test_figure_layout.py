@@ -28,7 +28,7 @@ from kvwall.measure.record import read_records
 from kvwall.model.decode_costs import COSTS
 from kvwall.tier.inputs import load_tiers
 
-#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (docs/benchmark.md).
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from kvwall.figures.plan_frontier import ENGINE_MARKERS, draw
 from kvwall.figures.style import save
 from kvwall.plan.frontiers import LENGTHS, PANELS, chosen, frontier_panels
 
-#: Rendering and searching four models' frontiers: `pytest -m "not slow"` leaves these out (README, "Tests").
+#: Rendering and searching four models' frontiers: `pytest -m "not slow"` leaves these out (docs/benchmark.md).
 pytestmark = pytest.mark.slow
 
 

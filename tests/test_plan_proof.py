@@ -8,6 +8,7 @@ import pytest
 
 from kvwall.plan.proof import (DRAWS, ESTIMATES, PLANNED, SECOND, agreement_intervals, layout_name, rank_correlation,
                                rankings, second_measurement, summary)
+from docs_pages import page, words
 
 
 def _points(layouts):
@@ -246,9 +247,9 @@ def test_the_ranking_figure_draws_every_group_and_prints_each_strips_top1_share_
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
 
 
-def test_the_readmes_ranking_table_is_the_built_summary(root):
+def test_the_planning_pages_ranking_table_is_the_built_summary(root):
     summary = pd.read_csv(root / "tables/derived/plan_ranking_summary.csv").set_index(["estimate", "limit"])
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    readme = page("docs/planning.md")
 
     def cell(estimate, limit):
         row = summary.loc[(estimate, limit)]
@@ -268,7 +269,7 @@ def test_the_readmes_ranking_table_is_the_built_summary(root):
              for estimate in ("datasheet", "calibrated, held out", "calibrated with offsets, held out", SECOND)]
     assert ("the datasheet estimate's first layout serves {:.0%} of the best measured rate on average, the calibrated "
             "one's {:.0%}, with offsets {:.0%}, a second measurement's {:.0%}".format(*picks)) in prose
-    # the estimate with offsets meets the rank correlation target, and the README says the pick it states
+    # the estimate with offsets meets the rank correlation target, and the planning page says the pick it states
     with_offsets = summary.loc[("calibrated with offsets, held out", "median")]
     assert with_offsets["median_rank_correlation"] >= 0.8
     assert (f"meets the 0.8 target of rank correlation, and picks a layout that serves "
@@ -278,16 +279,16 @@ def test_the_readmes_ranking_table_is_the_built_summary(root):
             f"({with_offsets['top1_agreement']:.1%})") in prose
     fewest = math.ceil(0.7 * groups)  # the fewest groups that meet the 70% target
     assert agreeing - fewest == 1 and f"one group past the fewest that meet the 70% target ({fewest})" in prose
-    # the intervals the README reads: the estimate with offsets less a second measurement, its share's interval, and
+    # the intervals the planning page reads: the estimate with offsets less a second measurement, its share's interval, and
     # the other two estimates less a second measurement
     low, difference, high = (100 * with_offsets[c] for c in ("against_second_low", "against_second", "against_second_high"))
     assert (f"its share less a second measurement's is {difference:.1f} pp, with a 90% interval of {low:.1f} to "
             f"{high:+.1f} pp over cluster bootstrap resamples") in prose
     assert f"its own share's interval is {with_offsets['top1_low']:.1%} to {with_offsets['top1_high']:.1%}, 8.12" in prose
-    assert low < 0 < high, "the README says the interval holds 0"
+    assert low < 0 < high, "the planning page says the interval holds 0"
     for estimate, name in (("datasheet", "the datasheet estimate's"), ("calibrated, held out", "the plain calibrated one's")):
         row = summary.loc[(estimate, "median")]
-        assert row["against_second_high"] < 0, f"the README says the groups tell {estimate} from measuring again"
+        assert row["against_second_high"] < 0, f"the planning page says the groups tell {estimate} from measuring again"
         assert (f"{name} ({100 * row['against_second']:.1f} pp, {100 * row['against_second_low']:.1f} to "
                 f"{100 * row['against_second_high']:.1f})") in prose
     ranked = pd.read_csv(root / "tables/derived/plan_ranking.csv")

@@ -139,8 +139,8 @@ def test_the_figure_is_legible_labels_each_pick_and_saves_the_same_bytes_twice(c
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
 
 
-def test_what_the_readme_says_the_plan_shows(lines):
-    # README, Planning a deployment: the numbers its paragraph on W1 and W2 quotes
+def test_what_the_planning_page_says_the_plan_shows(lines):
+    # docs/planning.md: the numbers its paragraph on W1 and W2 quotes
     b200, b200_fp8 = line_of(lines, "b200", "paper"), line_of(lines, "b200", "fp8")
     assert round(b200.picks["w2"].tokens_per_second_per_device, 1) == 78.5
     assert round(b200.points[-1].tokens_per_second_per_device / b200.picks["w2"].tokens_per_second_per_device, 1) == 1.7

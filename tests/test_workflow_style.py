@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (README, "Tests").
+#: Builds, notebooks, rendered figures or a browser: `pytest -m "not slow"` leaves these out (docs/benchmark.md).
 pytestmark = pytest.mark.slow
 
 

@@ -1,4 +1,4 @@
-"""The numeric environment of every pipeline job: the same floating-point results on every CPU (README, "Byte-stable").
+"""The numeric environment of every pipeline job: the same floating-point results on every CPU (docs/byte-stability.md).
 
 Three libraries choose a code path by the CPU they run on, and the path changes the last bits of a result:
 - numpy dispatches its ufuncs (power, exp, log10, sin, ...) to AVX2 or AVX-512 kernels (Intel's SVML on AVX-512);

@@ -5,7 +5,7 @@ which the kernel streams KV. Confidence intervals are two-sided, from Student's 
 
 The fit is the closed form of the normal equations on centred data, every sum taken by ``math.fsum`` (exactly
 rounded, so independent of the order of the points): no BLAS or LAPACK call, whose kernels OpenBLAS picks by CPU,
-touches a fitted number, and an artifact built from one is the same on every machine (README, "Byte-stable").
+touches a fitted number, and an artifact built from one is the same on every machine (docs/byte-stability.md).
 """
 
 from __future__ import annotations

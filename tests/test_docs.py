@@ -1,0 +1,83 @@
+"""The README and the documentation site: short where a newcomer starts, every link and anchor resolving, and every
+artifact reachable from the pages (docs/, built with MkDocs from the same Markdown)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from docs_pages import PAGES, ROOT, page
+
+#: What a newcomer reads first stays short; everything else is a page of docs/.
+README_LINES = 250
+
+
+def _nav_pages(nav) -> list[str]:
+    pages = []
+    for entry in nav:
+        for value in entry.values() if isinstance(entry, dict) else [entry]:
+            pages += _nav_pages(value) if isinstance(value, list) else [value]
+    return pages
+
+
+def test_the_readme_is_short():
+    assert len(page("README.md").splitlines()) <= README_LINES
+
+
+def test_the_readme_gives_the_two_quick_start_commands_ci_runs():
+    readme, ci = page("README.md"), page(".ci/run")
+    build, test = re.findall(r"^python3 -m pip install (uv==[\d.]+) && (uv run --frozen [^#\n]+?)\s+#", readme, re.M)
+    assert build[1] == "uv run --frozen snakemake --cores 4" and test[1] == "uv run --frozen pytest"
+    assert f'UV_VERSION={build[0].split("==")[1]}' in ci and ci.rstrip().endswith(test[1])
+
+
+def test_every_page_of_docs_is_in_the_navigation():
+    config = yaml.safe_load(page("mkdocs.yml"))
+    served = {"index.md", "CANONICAL-NUMBERS.md"}
+    assert sorted(set(_nav_pages(config["nav"])) - served) == sorted(Path(name).name for name in PAGES[1:])
+
+
+def test_every_page_the_readme_links_exists():
+    linked = re.findall(r"\]\((docs/[^)#]+)", page("README.md"))
+    assert linked and all((ROOT / target).is_file() for target in linked)
+    assert {Path(name).name for name in PAGES[1:]} <= {Path(target).name for target in linked}
+
+
+def test_the_readmes_audit_example_is_a_row_of_the_audit():
+    example = page("README.md").split("## A reviewer", 1)[1].split("```\n", 2)[1]
+    header, row = example.splitlines()[:2]
+    audit = page("tables/audit/reproduction.md").splitlines()
+    assert header in audit and row in audit and "| match |" in row
+
+
+def test_every_table_is_linked_with_its_caption():
+    captions = yaml.safe_load(page("workflow/report/tables.yaml"))
+    listed = dict(re.findall(r"^- \[\w+\]\(\.\./tables/(\w+/\w+)\.(?:md|csv)\)(.*)$", page("docs/artifacts.md"), re.M))
+    built = {path.relative_to(ROOT / "tables").with_suffix("").as_posix() for path in (ROOT / "tables").glob("*/*.md")}
+    assert set(listed) == built
+    for table, caption in listed.items():
+        assert caption == ": " + " ".join(captions[table]["caption"].split()), table
+
+
+def test_every_figure_is_shown_on_a_page():
+    shown = {name for name in PAGES for name in re.findall(r"\]\(\.\./figures/(\w+\.png)\)", page(name))}
+    assert shown == {path.name for path in (ROOT / "figures").glob("*.png")}
+
+
+@pytest.mark.slow
+def test_the_site_builds_strict(tmp_path):
+    """`mkdocs build --strict`: a link, an anchor or a page that does not resolve, or a page left out of the
+    navigation, fails the build."""
+    environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                           cwd=ROOT, env=environment, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    assert "WARNING" not in built.stderr
+    site = tmp_path / "site"
+    assert 'href="planning/"' in (site / "index.html").read_text(encoding="utf-8")  # the README is the home page
+    assert 'src="fig1_kv_footprint.png"' in (site / "figures" / "index.html").read_text(encoding="utf-8")
+    assert (site / "figures" / "fig1_kv_footprint.png").read_bytes() == (ROOT / "figures" / "fig1_kv_footprint.png").read_bytes()
