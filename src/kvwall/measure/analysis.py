@@ -3,7 +3,9 @@
 A kernel cannot stream KV faster than the device copies memory: a bandwidth above the copy bandwidth (or the
 device's specification) is a bug in the measurement, and marks the run invalid. So does a fit that KV bytes do not
 explain (R^2 below validity.r_squared of config/measure.yaml), and a paged kernel that streams KV faster than the
-contiguous one of the same library: gathering blocks through a table cannot beat reading them in order. Where a kernel's products are
+contiguous one of the same library: gathering blocks through a table cannot beat reading them in order, and a kernel
+whose time does not grow with the batch at a fixed context (its KV bytes do): something other than KV, launches or
+idle multiprocessors, sets its pace, and its slope over the grid mixes contexts, not bytes. Where a kernel's products are
 slower than the copy (kvwall.measure.compute_ceiling), its roofline bound is the lower of the two, and the record
 says which one binds. Medians over repeats stand for each point, so a stray slow repeat does not move the fit.
 """
@@ -108,6 +110,36 @@ def fit_check(fit: Mapping, min_r_squared: float) -> list[str]:
             "settings), so step time is not explained by KV bytes and the slope means nothing"]
 
 
+def batch_growth(points: Sequence[Mapping]) -> float | None:
+    """How the step grows with the batch at a fixed context, as a share of proportional growth, at the median context.
+
+    At each context run at two batches or more, (t(b_max) / t(b_min) - 1) / (b_max / b_min - 1): 1 where the step is
+    all KV (its bytes grow as the batch), 0 where the batch does not matter. None where no context has two batches,
+    or the points do not say their batch and context.
+    """
+    if not all("batch" in point and "context" in point for point in points):
+        return None
+    by_context: dict[int, list[Mapping]] = {}
+    for point in points:
+        by_context.setdefault(point["context"], []).append(point)
+    growths = []
+    for runs in by_context.values():
+        smallest, largest = min(runs, key=lambda p: p["batch"]), max(runs, key=lambda p: p["batch"])
+        if largest["batch"] > smallest["batch"]:
+            growths.append((largest["median_ms"] / smallest["median_ms"] - 1) / (largest["batch"] / smallest["batch"] - 1))
+    return float(np.median(growths)) if growths else None
+
+
+def growth_check(points: Sequence[Mapping], min_growth: float) -> list[str]:
+    """A kernel whose step does not grow with the batch at a fixed context; empty at ``min_growth`` or more."""
+    growth = batch_growth(points)
+    if growth is None or growth >= min_growth:
+        return []
+    return [f"time does not grow with the batch: at a fixed context the step grows {growth:.1%} as fast as its KV bytes "
+            f"(median over contexts), below {min_growth:g} (validity.batch_growth of the measure settings); the kernel is "
+            "paced by something other than the KV it reads (launches, or multiprocessors left idle at small batch)"]
+
+
 def repeat_spread(points: Sequence[Mapping]) -> float:
     """The typical spread of a kernel's repeats: the median over its points of (slowest - fastest) / median time."""
     spreads = sorted((max(p["times_s"]) - min(p["times_s"])) / float(np.median(p["times_s"])) for p in points)
@@ -154,12 +186,12 @@ def target_check(fit: Mapping, points: Sequence[Mapping], targets: Mapping[str, 
 
 def kernel_summary(points: Sequence[Mapping], copy_bandwidth: float, spec_bandwidth: float | None,
                    confidence: float, targets: Mapping[str, float], compute_bandwidth: float | None = None, *,
-                   min_r_squared: float, max_spread: float = math.inf) -> dict:
+                   min_r_squared: float, max_spread: float = math.inf, min_growth: float = 0.0) -> dict:
     """Fit, distance from the copy and roofline bounds, target check and validity of one kernel on one device."""
     fit = kernel_fit(points, confidence)
     top = largest_point(points)
     flags = (bound_check(fit, points, copy_bandwidth, spec_bandwidth) + fit_check(fit, min_r_squared)
-             + spread_check(points, max_spread))
+             + spread_check(points, max_spread) + growth_check(points, min_growth))
     return {
         "fit": fit,
         "copy_fraction": None if fit["kv_bandwidth_gb_per_s"] is None else fit["kv_bandwidth_gb_per_s"] / copy_bandwidth,
@@ -167,6 +199,7 @@ def kernel_summary(points: Sequence[Mapping], copy_bandwidth: float, spec_bandwi
                           "copy_fraction": top["bandwidth_gb_per_s"] / top["copy_bandwidth_gb_per_s"]},
         "roofline": roofline_bound(top, compute_bandwidth),
         "repeat_spread": repeat_spread(points),
+        "batch_growth": batch_growth(points),
         "targets": target_check(fit, points, targets),
         "flags": flags,
         "valid": not flags,

@@ -56,6 +56,7 @@ class MeasureConfig:
     min_r_squared: float  # a fit below it marks the run invalid
     max_load_per_cpu: float  # other work's load average per CPU above which the run is invalid
     max_spread: float  # repeats spread wider than this (a share of their median) make a kernel invalid
+    min_batch_growth: float  # a step growing slower than this share of its KV bytes at a fixed context is invalid
     device_specs: Mapping[str, str]  # GPU name fragment -> device id
     reported_platform: str  # id prefix of the reported platform in config/reported/
     reported_fits: tuple[str, ...]  # ids of the reported fits, fit.<id>.*
@@ -113,6 +114,7 @@ def load_measure_config(path: str | Path, catalog: Catalog, mode: str = "full", 
         min_r_squared=document["validity"]["r_squared"],
         max_load_per_cpu=document["validity"]["load_per_cpu"],
         max_spread=document["validity"]["spread"],
+        min_batch_growth=document["validity"]["batch_growth"],
         device_specs=MappingProxyType(dict(document["device_specs"])),
         reported_platform=document["reported"]["platform"],
         reported_fits=tuple(document["reported"]["fits"]),

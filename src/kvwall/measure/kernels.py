@@ -1,8 +1,9 @@
 """The kernels a run times on each device, and the bounds measured beside them there.
 
-cpu: numpy over a contiguous cache and over a paged one (kvwall.measure.numpy_decode), plus torch SDPA when torch
-is installed without a GPU; bounded by a host copy and, for the numpy kernels, by the compute ceiling of their
-products (kvwall.measure.compute_ceiling). cuda: torch SDPA and a device copy, when torch sees a GPU.
+cpu: numpy over a contiguous cache and over a paged one (kvwall.measure.numpy_decode), plus torch SDPA (packed) when
+torch is installed without a GPU; bounded by a host copy and, for the numpy kernels, by the compute ceiling of their
+products (kvwall.measure.compute_ceiling). cuda: torch SDPA in the engines' layout, one query per head with grouped
+KV, each step one CUDA graph timed by CUDA events, and a device copy, when torch sees a GPU.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from kvwall.measure.numpy_decode import NumpyDecode
 from kvwall.measure.shape import ARRAY_DTYPES, DecodeShape
 from kvwall.model.roofline import intensity_long_context_limit
 from kvwall.units import dtype_bytes
+
+
+#: How a step is timed unless it times itself: a host clock around a call that returns once the device has finished.
+HOST_CLOCK = "host clock (time.perf_counter) around each call, which returns once the device has finished"
 
 
 class Step(Protocol):
@@ -48,6 +53,7 @@ class Kernel:
     layout: str
     library: str
     prepare: Callable[[DecodeShape], Builder]
+    timing: str = HOST_CLOCK
 
 
 class _NumpyBuilder:
@@ -83,8 +89,16 @@ def numpy_kernels(config: MeasureConfig, workers: int) -> list[Kernel]:
 
 
 def torch_kernel(config: MeasureConfig, device: str) -> Kernel:
-    return Kernel("torch-sdpa", device, "contiguous", f"torch {torch_decode.torch_version()}",
-                  lambda largest: torch_decode.SdpaBuilder(largest, device, config.seed))
+    """torch SDPA: on CUDA in the engines' layout, captured as a graph; on the CPU packed, by the host clock."""
+    library = f"torch {torch_decode.torch_version()}"
+
+    def build(largest: DecodeShape) -> Builder:
+        return torch_decode.SdpaBuilder(largest, device, config.seed)
+
+    if device == "cuda":
+        return Kernel("torch-sdpa-gqa", device, "contiguous, one query per head (enable_gqa)", library, build,
+                      torch_decode.GraphReplay.timing)
+    return Kernel("torch-sdpa", device, "contiguous", library, build)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ Repeats are passes over the whole grid (smallest point first, then largest first
 the machine falls on every point alike instead of on a few. At each visit all kernels of the device are set up for
 the point, warmed up (not kept), and timed once each after one timed copy and one timed compute ceiling (where the
 device has one), the kernel order rotating per pass.
-Times are wall-clock (time.perf_counter) around a call that returns once the device has finished (CUDA: after
-torch.cuda.synchronize()).
+Times are wall-clock (time.perf_counter) around a call that returns once the device has finished, except on CUDA,
+where each step is one CUDA graph timed by CUDA events around its replay (kvwall.measure.torch_decode.GraphReplay);
+each kernel's record names its timing.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ def load_flags(load: dict | None, workers: int, elapsed_s: float, max_load_per_c
 
 
 def timed(step: Step) -> float:
+    """Seconds of one call: the step's own clock where it keeps one (a CUDA graph's events), else the host's."""
+    if hasattr(step, "elapsed"):
+        return step.elapsed()
     start = time.perf_counter()
     step()
     return time.perf_counter() - start
@@ -161,8 +165,10 @@ def measure(config: MeasureConfig, catalog: Catalog, progress: bool = True) -> d
                 bounded = ceiling is not None and kernel.name in ceiling["applies_to"]
                 summary = kernel_summary(points[kernel.name], copy["bandwidth_gb_per_s"], spec_bandwidth, config.confidence,
                                          config.targets, ceiling["bandwidth_gb_per_s"] if bounded else None,
-                                         min_r_squared=config.min_r_squared, max_spread=config.max_spread)
-                summaries[kernel.name] = {"layout": kernel.layout, "library": kernel.library, "points": points[kernel.name], **summary}
+                                         min_r_squared=config.min_r_squared, max_spread=config.max_spread,
+                                         min_growth=config.min_batch_growth)
+                summaries[kernel.name] = {"layout": kernel.layout, "library": kernel.library, "timing": kernel.timing,
+                                          "points": points[kernel.name], **summary}
             for name, flags in ordering_check(summaries).items():
                 summaries[name]["flags"] = summaries[name]["flags"] + flags
                 summaries[name]["valid"] = False

@@ -52,6 +52,9 @@ def summary_lines(record: dict) -> list[str]:
                              f"(got {check['value']:.3f})")
             if "repeat_spread" in kernel:
                 lines.append(f"  {'':18s} repeats spread {100 * kernel['repeat_spread']:.0f}% of their median at a typical point")
+            if kernel.get("batch_growth") is not None:
+                lines.append(f"  {'':18s} at a fixed context the step grows {100 * kernel['batch_growth']:.0f}% as fast as "
+                             "its KV bytes with the batch")
             lines.extend(f"  {'':18s} INVALID: {flag}" for flag in kernel["flags"])
         lines.extend(f"  INVALID: {flag}" for flag in entry["flags"])
     lines.extend(f"INVALID: {flag}" for flag in run.get("flags", []))
