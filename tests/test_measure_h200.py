@@ -142,8 +142,8 @@ def test_the_engines_layout_computes_decode_gqa():
 def test_on_the_cpu_torch_runs_packed_by_the_host_clock_and_on_cuda_as_the_engines_do_by_events(settings):
     pytest.importorskip("torch")
     from kvwall.measure.kernels import HOST_CLOCK, torch_kernel
-    from kvwall.measure.torch_decode import GraphReplay
+    from kvwall.measure.torch_timing import GRAPH_EVENTS
 
     cpu, cuda = torch_kernel(settings, "cpu"), torch_kernel(settings, "cuda")
     assert (cpu.name, cpu.layout, cpu.timing) == ("torch-sdpa", "contiguous", HOST_CLOCK)
-    assert (cuda.name, cuda.timing) == ("torch-sdpa-gqa", GraphReplay.timing) and "enable_gqa" in cuda.layout
+    assert (cuda.name, cuda.timing) == ("torch-sdpa-gqa", GRAPH_EVENTS) and "enable_gqa" in cuda.layout

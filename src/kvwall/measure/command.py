@@ -37,6 +37,10 @@ def register(subparsers) -> None:
                         "on a device (batch, context, step_ms, p10_ms, p90_ms, weight_bytes, kv_bytes) against kvwall's "
                         "bound of the same step; needs --model and --device")
     parser.add_argument("--device", help="catalogue id of the device a --step-table was timed on")
+    parser.add_argument("--profile", action="store_true", help="time the decode operations of --model (or --hf-config) "
+                        "one by one, then the whole step (config/measure.yaml, profile; --quick for its small grid), "
+                        "and write the record (default: data/measured/profiles/<platform>-<date>-<model>.json)")
+    parser.add_argument("--hf-config", metavar="PATH", help="with --profile: the model of a published config.json")
     parser.set_defaults(func=run_command)
 
 
@@ -85,6 +89,33 @@ def step_command(path: str, catalog, model_id: str | None, device_id: str | None
     return 0
 
 
+def profile_command(args: argparse.Namespace, catalog, config, settings) -> int:
+    """Profile the model's decode operations, write the record, print its summary; 1 where it is invalid."""
+    from kvwall.inputs.hf_import import ImportRefused, load_imported, read_config
+    from kvwall.inputs.loader import SpecError
+    from kvwall.measure.profile import ProfileRefused, profile, summary_lines
+    from kvwall.measure.record import profile_path, write_profile
+
+    if args.model and args.model not in catalog.models:
+        raise SpecError(settings, "--model", f"model {args.model!r} does not exist in {catalog.files['models']}")
+    model = catalog.models[args.model] if args.model else config.model
+    if args.hf_config:
+        try:
+            model = load_imported(catalog, read_config(args.hf_config), None, None, args.hf_config)
+        except ImportRefused as err:
+            raise SpecError(err.file, err.key, err.reason) from None
+    named = _named_file(args.output, settings)
+    try:
+        record = profile(model, config.profile, catalog, dict(config.device_specs), config.mode, config.seed)
+    except ProfileRefused as err:
+        raise SpecError(args.hf_config or settings, "--profile", str(err)) from None
+    path = named or free_path(Path(args.output) / profile_path(record).name if args.output else profile_path(record))
+    path = write_profile(record, path)
+    print("\n".join(summary_lines(record)))
+    print(f"record: {path}")
+    return 0 if record["valid"] else 1
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Measure, write the record, print the summary; 0 for a valid run, 1 for an invalid one."""
     from kvwall.inputs.loader import SpecError, load_catalog
@@ -97,9 +128,12 @@ def run_command(args: argparse.Namespace) -> int:
     if args.step_table:
         return step_command(args.step_table, catalog, args.model, args.device)
     settings = args.measure_config or Path(args.config) / "measure.yaml"
-    config = load_measure_config(settings, catalog, "quick" if args.quick else "full", args.model)
+    # a profile times any model's operations; the KV-slope sweep needs one of full attention (load_measure_config)
+    config = load_measure_config(settings, catalog, "quick" if args.quick else "full", None if args.profile else args.model)
     if args.check:
         return check_command(args.check, config)
+    if args.profile:
+        return profile_command(args, catalog, config, settings)
     named = _named_file(args.output, settings)
     record = measure(config, catalog, progress=not args.no_progress)
     path = named or free_path(Path(args.output) / default_path(record).name if args.output else default_path(record))

@@ -10,6 +10,7 @@ from typing import Mapping
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.loader import SpecError, checked_base, read_yaml, validate
 from kvwall.inputs.specs import FullAttention, Model
+from kvwall.measure.profile_grid import ProfileGrid
 from kvwall.units import GiB
 
 #: Sweep modes: the full grid for a committed record, and a grid small enough for CI.
@@ -61,6 +62,7 @@ class MeasureConfig:
     reported_platform: str  # id prefix of the reported platform in config/reported/
     reported_fits: tuple[str, ...]  # ids of the reported fits, fit.<id>.*
     sweeps: Mapping[str, Sweep]  # device kind (cpu, cuda) -> grid
+    profile: ProfileGrid  # what `kvwall measure --profile` times in this mode
 
 
 def _sweep(node: Mapping, file: str, key: str, model: Model, tile_tokens: int, block_size: int) -> Sweep:
@@ -119,4 +121,7 @@ def load_measure_config(path: str | Path, catalog: Catalog, mode: str = "full", 
         reported_platform=document["reported"]["platform"],
         reported_fits=tuple(document["reported"]["fits"]),
         sweeps=MappingProxyType(sweeps),
+        profile=ProfileGrid(**{key: tuple(value) if isinstance(value, list) else value
+                               for key, value in document["profile"][mode].items()},
+                            step_within=document["profile"]["step_within"]),
     )

@@ -20,6 +20,7 @@ from kvwall.measure.copy_bandwidth import HostCopy
 from kvwall.measure.kv_layouts import ContiguousKV, PagedKV, filled_buffer
 from kvwall.measure.numpy_decode import NumpyDecode
 from kvwall.measure.shape import ARRAY_DTYPES, DecodeShape
+from kvwall.measure.torch_timing import GRAPH_EVENTS, GraphReplay
 from kvwall.model.roofline import intensity_long_context_limit
 from kvwall.units import dtype_bytes
 
@@ -88,16 +89,30 @@ def numpy_kernels(config: MeasureConfig, workers: int) -> list[Kernel]:
     ]
 
 
+class _Captured:
+    """A builder whose every step is captured as one CUDA graph and timed by CUDA events (torch_timing.GraphReplay)."""
+
+    def __init__(self, builder: Builder):
+        self.builder = builder
+
+    def __call__(self, shape: DecodeShape) -> Step:
+        return GraphReplay(self.builder(shape))
+
+    def close(self) -> None:
+        self.builder.close()
+
+
 def torch_kernel(config: MeasureConfig, device: str) -> Kernel:
     """torch SDPA: on CUDA in the engines' layout, captured as a graph; on the CPU packed, by the host clock."""
     library = f"torch {torch_decode.torch_version()}"
 
     def build(largest: DecodeShape) -> Builder:
-        return torch_decode.SdpaBuilder(largest, device, config.seed)
+        builder = torch_decode.SdpaBuilder(largest, device, config.seed)
+        return _Captured(builder) if device == "cuda" else builder
 
     if device == "cuda":
         return Kernel("torch-sdpa-gqa", device, "contiguous, one query per head (enable_gqa)", library, build,
-                      torch_decode.GraphReplay.timing)
+                      GRAPH_EVENTS)
     return Kernel("torch-sdpa", device, "contiguous", library, build)
 
 

@@ -22,6 +22,12 @@ def default_path(record: dict) -> Path:
     return QUICK_DIR / f"{stem}-quick.json" if record["mode"] == "quick" else RECORDS_DIR / f"{stem}.json"
 
 
+def profile_path(record: dict) -> Path:
+    """data/measured/profiles/<platform-slug>-<date>-<model>.json (a --quick run: under logs/measure/)."""
+    stem = f"{platform_slug(record['platform'])}-{record['date']}-{record['model']['id']}"
+    return QUICK_DIR / f"{stem}-profile-quick.json" if record["mode"] == "quick" else RECORDS_DIR / "profiles" / f"{stem}.json"
+
+
 def free_path(path: Path) -> Path:
     """``path``, or ``<stem>-2``, ``<stem>-3``, ... beside it when taken: a second run the same day keeps the first."""
     candidate, n = path, 1
@@ -42,6 +48,22 @@ def write_record(record: dict, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(to_json(record), encoding="utf-8", newline="\n")
     return path
+
+
+def write_profile(record: dict, path: str | Path) -> Path:
+    """Validate a profile record (kvwall/inputs/schemas/profile_record.schema.yaml) and write it to ``path``."""
+    validate(record, "profile_record", str(path))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_json(record), encoding="utf-8", newline="\n")
+    return path
+
+
+def read_profile(path: str | Path) -> dict:
+    """One profile record, read by kvwall.inputs.reader and validated."""
+    record = read_json(path)
+    validate(record, "profile_record", str(path))
+    return record
 
 
 def read_record(path: str | Path) -> dict:

@@ -3,7 +3,7 @@
 torch is an optional extra (``uv sync --extra torch``): it is imported only here and only when called, and the
 benchmark leaves these kernels out when it is missing. Every call ends with a device synchronisation. On the CPU a
 host-side clock read after it times the work; on CUDA every layer of one step is captured as one CUDA graph and
-timed by CUDA events around its replay (GraphReplay), so the time is the GPU's, without a launch per layer.
+timed by CUDA events around its replay (kvwall.measure.torch_timing.GraphReplay), without a launch per layer.
 """
 
 from __future__ import annotations
@@ -112,45 +112,6 @@ class TorchSdpaGqa(TorchSdpa):
         return stacked.reshape(*stacked.shape[:2], self.k.shape[2], -1, stacked.shape[-1])
 
 
-class GraphReplay:
-    """Every layer of one step captured as one CUDA graph, replayed whole; ``elapsed`` times a replay by CUDA events.
-
-    The step runs once on a side stream before the capture (torch.cuda.graph's warm-up), so the graph holds the
-    kernels the step launches, not their first-call set-up.
-    """
-
-    timing = "one CUDA graph per step, timed by CUDA events around its replay"
-
-    def __init__(self, step):
-        torch = _torch()
-        self.step = step
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side), torch.inference_mode():
-            step()
-        torch.cuda.current_stream().wait_stream(side)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph), torch.inference_mode():
-            step_calls(step)
-        self.start, self.end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
-
-    def __call__(self) -> None:
-        self.graph.replay()
-        synchronize("cuda")
-
-    def elapsed(self) -> float:
-        """Seconds of one replay, by the GPU's own clock."""
-        self.start.record()
-        self.graph.replay()
-        self.end.record()
-        self.end.synchronize()
-        return self.start.elapsed_time(self.end) / 1e3
-
-    def close(self) -> None:
-        self.graph = None
-        self.step.close()
-
-
 def step_calls(step: TorchSdpa) -> None:
     """The attention calls of every layer of ``step``, without the synchronisation a graph capture forbids."""
     attention = _torch().nn.functional.scaled_dot_product_attention
@@ -162,8 +123,8 @@ def step_calls(step: TorchSdpa) -> None:
 class SdpaBuilder:
     """One filled device buffer as large as the sweep's largest cache; each point's K and V are views of it.
 
-    On CUDA each point's step is the engines' layout (TorchSdpaGqa) captured as a graph (GraphReplay); on the CPU it
-    is the packed form, timed by the host clock (``enable_gqa`` repeats K and V per query head there, 5x slower).
+    On CUDA each point's step is the engines' layout (TorchSdpaGqa); on the CPU the packed form (``enable_gqa``
+    repeats K and V per query head there, 5x slower).
     """
 
     def __init__(self, largest: DecodeShape, device: str, seed: int):
@@ -179,9 +140,7 @@ class SdpaBuilder:
         q = torch.empty(shape.query_shape, dtype=self.dtype, device=self.device).uniform_(-1.0, 1.0, generator=self.generator)
         k = self.buffer[:size].view(shape.kv_array_shape)
         v = self.buffer[size : 2 * size].view(shape.kv_array_shape)
-        if self.device == "cuda":
-            return GraphReplay(TorchSdpaGqa(q, k, v, self.device))
-        return TorchSdpa(q, k, v, self.device)
+        return (TorchSdpaGqa if self.device == "cuda" else TorchSdpa)(q, k, v, self.device)
 
     def close(self) -> None:
         self.buffer = None
