@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import load_catalog, load_workflow_config, read_yaml
 from kvwall.inputs.reported import load_reported
 
 REPO = Path(__file__).resolve().parents[1]

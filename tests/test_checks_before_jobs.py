@@ -9,7 +9,8 @@ import pytest
 
 from kvwall.cli.front_door import check_inputs
 from kvwall.cli.notebook_parameters import check_notebook_parameters
-from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config"

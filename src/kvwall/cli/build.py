@@ -17,7 +17,8 @@ import re
 import sys
 from pathlib import Path
 
-from kvwall.inputs.reader import SpecError, read_yaml, refuse_templates
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.reader import read_yaml, refuse_templates
 
 USAGE = """\
 usage: kvwall build [SNAKEMAKE ARGUMENTS]

@@ -10,8 +10,9 @@ from types import MappingProxyType
 
 from kvwall.cli.models_file import add_entry
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.hf_import import ImportRefused, document_text, load_imported, read_config
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.errors import ImportRefused
+from kvwall.inputs.hf_import import document_text, load_imported, read_config
+from kvwall.inputs.errors import SpecError
 from kvwall.inputs.plausibility import model_findings
 from kvwall.model.footprint import kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.units import DTYPE_BYTES, GB

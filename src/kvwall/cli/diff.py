@@ -30,7 +30,8 @@ from pathlib import Path, PurePosixPath
 
 import daff
 
-from kvwall.inputs.reader import SpecError, read_text
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.reader import read_text
 from kvwall.tables import key_of
 
 #: Row markers of daff's highlighter output: changed cells, added and removed rows, the schema row.

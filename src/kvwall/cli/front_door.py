@@ -20,7 +20,8 @@ from kvwall.cli.notebook_parameters import check_notebook_parameters, without_no
 from kvwall.formats import FORMATS
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
-from kvwall.inputs.loader import DEVICE_ASSUMPTIONS_FILE, SpecError, load_catalog, load_workflow_config, read_yaml, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import DEVICE_ASSUMPTIONS_FILE, load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.inputs.published_params import PUBLISHED_PARAMS_FILE, load_published_params
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported

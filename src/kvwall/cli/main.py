@@ -34,8 +34,10 @@ from kvwall.cli import template as template_command
 from kvwall.cli import validate as validate_command
 from kvwall.inputs.catalog import Catalog
 from kvwall.formats import thousands, times, tokens
-from kvwall.inputs.deployment import Deployment, DeploymentError, checked_deployment, load_serving_inputs
-from kvwall.inputs.loader import LARGEST, SpecError, load_catalog, load_user_specs
+from kvwall.inputs.deployment import Deployment, checked_deployment, load_serving_inputs
+from kvwall.inputs.errors import DeploymentError
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import LARGEST, load_catalog, load_user_specs
 from kvwall.inputs.packaged import packaged_config_dir
 from kvwall.inputs.plausibility import catalogue_findings
 from kvwall.inputs.specs import Device, Model, WeightFormats

@@ -13,7 +13,8 @@ from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
-from kvwall.inputs.loader import SpecError, known_ids, read_yaml, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import known_ids, read_yaml, validate
 from kvwall.inputs.serving import read_serving_measurements
 from kvwall.inputs.validation_map import ValidationMap
 
