@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.cli.catalogue import with_hf_config
+from kvwall.cli.hf_config import with_hf_config
 from kvwall.cli.main import main
 from kvwall.inputs.errors import ImportRefused
 from kvwall.inputs.hf_import import LONGEST_ID, read_config

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.cli.catalogue import with_hf_config
+from kvwall.cli.hf_config import with_hf_config
 from kvwall.cli.main import main
 from kvwall.inputs.errors import ImportRefused
 from kvwall.inputs.hf_import import read_config

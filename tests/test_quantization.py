@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.inputs.errors import ImportRefused
+from kvwall.inputs.errors import ImportRefused, SpecError
 from kvwall.inputs.hf_import import read_config
-from kvwall.inputs.errors import SpecError
 from kvwall.inputs.loader import load_user_specs
 from kvwall.inputs.quantization import PartLayout, checkpoint_formats
 
