@@ -92,19 +92,26 @@ def test_a_bad_edit_is_refused_before_any_job(tmp_path, file, edit, key, reason)
     assert "\n" not in str(error)
 
 
+EMPTY_CONFIG_DIR = "empty: name the folder of the spec files (devices.yaml, models.yaml, ...), for example config"
+
+
 @pytest.mark.parametrize("value, reason", [
-    ("", "empty: name the folder of the spec files (devices.yaml, models.yaml, ...), for example config"),
-    (" ", "empty: name the folder of the spec files (devices.yaml, models.yaml, ...), for example config"),
+    ("", EMPTY_CONFIG_DIR),
+    (" ", EMPTY_CONFIG_DIR),
     ("config/devices.yaml", "'config/devices.yaml' is not a folder (the folder of the spec files, devices.yaml, "
                             "models.yaml, ...)"),
 ])
-def test_a_config_dir_that_names_no_folder_is_refused_at_its_key(monkeypatch, value, reason):
+def test_a_config_dir_that_names_no_folder_is_refused_at_its_key(tmp_path, monkeypatch, value, reason):
     """An empty config_dir read the spec files from wherever the workflow ran, and a file named in it was blamed on
-    devices.yaml: both stop at config.yaml's key."""
+    devices.yaml: both stop at the key, of the config file that gives it or of --config."""
     monkeypatch.chdir(ROOT)
-    with pytest.raises(SpecError) as caught:
-        check_inputs({**read_yaml(CONFIG / "config.yaml"), "config_dir": value}, "config/config.yaml")
-    assert (caught.value.file, caught.value.key, caught.value.reason) == ("config/config.yaml", "config_dir", reason)
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(replaced("config_dir: config", f"config_dir: {value!r}")((CONFIG / "config.yaml").read_text(
+        encoding="utf-8")), encoding="utf-8")
+    for given_in, file in ((str(config_file), str(config_file)), ("--config", "config/config.yaml")):
+        with pytest.raises(SpecError) as caught:
+            check_inputs({**read_yaml(CONFIG / "config.yaml"), "config_dir": value}, file)
+        assert (caught.value.file, caught.value.key, caught.value.reason) == (given_in, "config_dir", reason)
 
 
 def test_a_fabric_that_holds_every_deployment_needs_no_scale_out(tmp_path):

@@ -16,7 +16,7 @@ from typing import Mapping
 
 from kvwall.canonical.measured import FIT_FIELDS, PLATFORM_IDS
 from kvwall.canonical.tiers import FITS
-from kvwall.cli.notebook_parameters import check_notebook_parameters, without_notebook_parameters
+from kvwall.cli.notebook_parameters import check_notebook_parameters, given_in, without_notebook_parameters
 from kvwall.formats import FORMATS
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
@@ -169,14 +169,14 @@ def check_below_bound(catalog: Catalog, serving_measurements: str | Path, valida
 
 
 def _config_dir(value: str, config_file: str) -> Path:
-    """The folder ``config_dir`` names, refused at that key when empty or not a folder (an empty path would read the
-    spec files from wherever the workflow runs)."""
+    """The folder ``config_dir`` names, refused at that key (of the config file, or --config) when empty or not a
+    folder: an empty path would read the spec files from wherever the workflow runs."""
     if not value.strip():
-        raise SpecError(config_file, "config_dir", "empty: name the folder of the spec files (devices.yaml, "
-                        "models.yaml, ...), for example config")
+        raise SpecError(given_in("config_dir", value, config_file), "config_dir", "empty: name the folder of the spec "
+                        "files (devices.yaml, models.yaml, ...), for example config")
     if not Path(value).is_dir():
-        raise SpecError(config_file, "config_dir", f"{value!r} is not a folder (the folder of the spec files, "
-                        "devices.yaml, models.yaml, ...)")
+        raise SpecError(given_in("config_dir", value, config_file), "config_dir", f"{value!r} is not a folder (the "
+                        "folder of the spec files, devices.yaml, models.yaml, ...)")
     return Path(value)
 
 
