@@ -23,9 +23,10 @@ def test_description_and_help_for_every_option(name):
     assert [a.dest for a in parser._actions if not a.help] == []
 
 
-#: The page of docs/ each command's help names: the documentation's one page per user and per reference topic.
+#: The page each command's help names: the README (the documentation's home page), then docs/, one page per user and
+#: per reference topic.
 DOCUMENTED = {
-    "kvwall": "docs/index.md", "kvwall footprint": "docs/serving.md", "kvwall crossover": "docs/serving.md",
+    "kvwall": "README.md", "kvwall footprint": "docs/serving.md", "kvwall crossover": "docs/serving.md",
     "kvwall regime": "docs/serving.md", "kvwall fit": "docs/serving.md", "kvwall list": "docs/serving.md",
     "kvwall import": "docs/importing.md", "kvwall plan": "docs/planning.md", "kvwall validate": "docs/validation.md",
     "kvwall measure": "docs/measure.md", "kvwall template": "docs/contributors.md", "kvwall diff": "docs/contributors.md",
@@ -49,7 +50,7 @@ def test_help_ends_naming_its_documentation_page(name, root):
 def test_kvwall_help_and_build_help_name_their_pages(capsys):
     with pytest.raises(SystemExit) as exited:
         main(["--help"])
-    assert exited.value.code == 0 and _last_line(capsys.readouterr().out) == "Documentation: docs/index.md"
+    assert exited.value.code == 0 and _last_line(capsys.readouterr().out) == "Documentation: README.md"
     assert main(["build", "--help"]) == 0  # printed by kvwall itself: every other argument is Snakemake's
     out = capsys.readouterr().out
     assert out.startswith("usage: kvwall build [SNAKEMAKE ARGUMENTS]\n")
@@ -57,9 +58,10 @@ def test_kvwall_help_and_build_help_name_their_pages(capsys):
                         "--help` lists them).\n\nDocumentation: docs/contributors.md\n")
 
 
-def test_every_page_named_is_a_page_of_a_command():
+def test_every_page_named_is_a_page_of_a_command(root):
     assert dict(PAGES) == DOCUMENTED
     assert set(PAGES) == {"kvwall", *(f"kvwall {name}" for name in _subcommands())}
+    assert (root / PAGES["kvwall"]).is_file()
 
 
 def test_shipped_example_is_the_template(root):

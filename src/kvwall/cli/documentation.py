@@ -1,5 +1,5 @@
-"""Where each command is documented: the page of docs/ that `kvwall --help` and `kvwall COMMAND --help` end by
-naming, as a path from the repository root."""
+"""Where each command is documented: the page that `kvwall --help` and `kvwall COMMAND --help` end by naming, as a
+path from the repository root (the README, the documentation's home page, and the pages of docs/)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ SERVING, CONTRIBUTORS = "docs/serving.md", "docs/contributors.md"
 
 #: The documentation page of each command, by the name its help prints (the parser's prog).
 PAGES = MappingProxyType({
-    "kvwall": "docs/index.md",
+    "kvwall": "README.md",
     "kvwall footprint": SERVING,
     "kvwall crossover": SERVING,
     "kvwall regime": SERVING,
