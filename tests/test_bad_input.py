@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.inputs.loader import SpecError, load_catalog, load_workflow_config, read_yaml
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import load_catalog, load_workflow_config, read_yaml
 from kvwall.inputs.reported import load_reported
 
 REPO = Path(__file__).resolve().parents[1]
@@ -282,6 +283,8 @@ def file_hashes(root: Path) -> dict[str, str]:
         # overflow after conversion, and a unit of the wrong dimension
         ("devices.yaml", "value: 3.35, unit: TB/s", "value: 1e300, unit: TB/s",
          "config/devices.yaml: devices.h100-sxm.hbm_bandwidth.value: 1e+300 TB/s is out of range"),
+        # an empty config_dir, which read the spec files from the folder the workflow runs in
+        ("config.yaml", "config_dir: config", 'config_dir: ""', "config/config.yaml: config_dir: empty: name the folder"),
         # a semantic gap: "all" where one model is meant
         ("config.yaml", "table8: {model: llama-3-70b}", "table8: {model: all}",
          "config/config.yaml: tables.table8.model: 'all' does not exist"),

@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from kvwall.inputs.deployment import Deployment
-from kvwall.inputs.loader import SpecError, load_user_specs
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import load_user_specs
 from kvwall.inputs.specs import LatentAttention, LayerGroup, LayerStack
 from kvwall.inputs.engines import EngineMemory
 from kvwall.model.capacity import deployment_capacity_crossover

@@ -9,7 +9,8 @@ import pytest
 
 from kvwall.cli.front_door import check_inputs
 from kvwall.cli.notebook_parameters import check_notebook_parameters
-from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config"
@@ -64,6 +65,8 @@ def duplicate_row(text: str) -> str:
     ("device_assumptions.yaml", None, "", "file not found"),
     ("devices.yaml", replaced("source: nvidia-h100-nvlink}", "source: nvidia-h100-nvlnk}"),
      "devices.h100-sxm.scale_up.bandwidth.source", "source 'nvidia-h100-nvlnk' is not listed under 'sources'"),
+    ("devices.yaml", lambda text: re.sub(r"\n  nvidia-h100: [^\n]*", "", text, count=1),  # no longer listed
+     "devices.h100-sxm.hbm_capacity.source", "source 'nvidia-h100' is not listed under 'sources'"),
     ("devices.yaml", replaced("    name: H100 SXM\n", '    name: "H100\\nSXM"\n'), "devices.h100-sxm.name",
      "'H100\\nSXM' must be one line of printable text"),
     ("config.yaml", replaced("reference_device: h100-sxm", "reference_device: h100-sxn"), "tables.in_text.reference_device",
@@ -72,6 +75,8 @@ def duplicate_row(text: str) -> str:
      "device 'b30' is not in the catalogue (did you mean b300"),
     ("config.yaml", replaced("devices: [h100-sxm, h200-sxm, b200, mi300x]", "devices: [h100-sxm, h201-sxm]"),
      "tables.table3.devices[1]", "'h201-sxm' does not exist in "),
+    ("config.yaml", replaced("    devices: [h100-sxm, h200-sxm, b200, mi300x]\n  table8", "    devices: [b200, b2000]\n  table8"),
+     "tables.capacity.devices[1]", "'b2000' does not exist in "),
     ("techniques.yaml", duplicate_row, "configurations.rows[1].id", "'bf16' is given twice (rows 0 and 1)"),
     ("config.yaml", lambda text: "", "", "missing required field 'config_dir'"),
     ("tiers.yaml", lambda text: "", "", "the file is empty"),
@@ -85,6 +90,28 @@ def test_a_bad_edit_is_refused_before_any_job(tmp_path, file, edit, key, reason)
     error = refusal(tmp_path, file, edit)
     assert error.key == key and error.reason.startswith(reason), str(error)
     assert "\n" not in str(error)
+
+
+EMPTY_CONFIG_DIR = "empty: name the folder of the spec files (devices.yaml, models.yaml, ...), for example config"
+
+
+@pytest.mark.parametrize("value, reason", [
+    ("", EMPTY_CONFIG_DIR),
+    (" ", EMPTY_CONFIG_DIR),
+    ("config/devices.yaml", "'config/devices.yaml' is not a folder (the folder of the spec files, devices.yaml, "
+                            "models.yaml, ...)"),
+])
+def test_a_config_dir_that_names_no_folder_is_refused_at_its_key(tmp_path, monkeypatch, value, reason):
+    """An empty config_dir read the spec files from wherever the workflow ran, and a file named in it was blamed on
+    devices.yaml: both stop at the key, of the config file that gives it or of --config."""
+    monkeypatch.chdir(ROOT)
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(replaced("config_dir: config", f"config_dir: {value!r}")((CONFIG / "config.yaml").read_text(
+        encoding="utf-8")), encoding="utf-8")
+    for given_in, file in ((str(config_file), str(config_file)), ("--config", "config/config.yaml")):
+        with pytest.raises(SpecError) as caught:
+            check_inputs({**read_yaml(CONFIG / "config.yaml"), "config_dir": value}, file)
+        assert (caught.value.file, caught.value.key, caught.value.reason) == (given_in, "config_dir", reason)
 
 
 def test_a_fabric_that_holds_every_deployment_needs_no_scale_out(tmp_path):

@@ -1,9 +1,11 @@
-"""Every subcommand explains itself; the shipped --specs example and `kvwall template` load as written."""
+"""Every subcommand explains itself and ends its help naming its documentation page; the shipped --specs example and
+`kvwall template` load as written."""
 
 import argparse
 
 import pytest
 
+from kvwall.cli.documentation import PAGES
 from kvwall.cli.main import build_parser, main
 from kvwall.cli.template import template
 from kvwall.inputs.loader import load_catalog, load_user_specs
@@ -19,6 +21,47 @@ def test_description_and_help_for_every_option(name):
     parser = _subcommands()[name]
     assert parser.description and len(parser.description) > 60
     assert [a.dest for a in parser._actions if not a.help] == []
+
+
+#: The page each command's help names: the README (the documentation's home page), then docs/, one page per user and
+#: per reference topic.
+DOCUMENTED = {
+    "kvwall": "README.md", "kvwall footprint": "docs/serving.md", "kvwall crossover": "docs/serving.md",
+    "kvwall regime": "docs/serving.md", "kvwall fit": "docs/serving.md", "kvwall list": "docs/serving.md",
+    "kvwall import": "docs/importing.md", "kvwall plan": "docs/planning.md", "kvwall validate": "docs/validation.md",
+    "kvwall measure": "docs/measure.md", "kvwall template": "docs/contributors.md", "kvwall diff": "docs/contributors.md",
+    "kvwall build": "docs/contributors.md", "kvwall benchmark": "docs/benchmark.md",
+}
+
+
+def _last_line(text: str) -> str:
+    return text.rstrip("\n").splitlines()[-1]
+
+
+@pytest.mark.parametrize("name", sorted(_subcommands()))
+def test_help_ends_naming_its_documentation_page(name, root):
+    page = DOCUMENTED[f"kvwall {name}"]
+    assert _last_line(_subcommands()[name].format_help()) == f"Documentation: {page}"
+    assert PAGES[f"kvwall {name}"] == page
+    if (root / "docs").is_dir():  # the pages are written beside the command; once there, each named page exists
+        assert (root / page).is_file(), page
+
+
+def test_kvwall_help_and_build_help_name_their_pages(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0 and _last_line(capsys.readouterr().out) == "Documentation: README.md"
+    assert main(["build", "--help"]) == 0  # printed by kvwall itself: every other argument is Snakemake's
+    out = capsys.readouterr().out
+    assert out.startswith("usage: kvwall build [SNAKEMAKE ARGUMENTS]\n")
+    assert out.endswith("the key, before Snakemake reads it. Every argument goes to Snakemake unchanged (`snakemake "
+                        "--help` lists them).\n\nDocumentation: docs/contributors.md\n")
+
+
+def test_every_page_named_is_a_page_of_a_command(root):
+    assert dict(PAGES) == DOCUMENTED
+    assert set(PAGES) == {"kvwall", *(f"kvwall {name}" for name in _subcommands())}
+    assert (root / PAGES["kvwall"]).is_file()
 
 
 def test_shipped_example_is_the_template(root):

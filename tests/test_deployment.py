@@ -9,8 +9,8 @@ import pytest
 
 from kvwall.cli.main import main
 from kvwall.cli.serving import device_answer
-from kvwall.inputs.deployment import (NO_LINK, CollectiveLink, Deployment, DeploymentError, checked_deployment,
-                                     load_serving_inputs)
+from kvwall.inputs.deployment import NO_LINK, CollectiveLink, Deployment, checked_deployment, load_serving_inputs
+from kvwall.inputs.errors import DeploymentError
 from kvwall.model.capacity import deployment_capacity_crossover, device_traffic_crossover, sequences_that_fit
 from kvwall.inputs.specs import Fabric
 from kvwall.model.collectives import (DomainError, expert_parallel_time, pipeline_time, ring_all_reduce_bytes,
@@ -357,7 +357,7 @@ def test_a_device_without_a_scale_up_link_cannot_be_deployed_on_several(catalog)
     from dataclasses import replace
 
     from kvwall.inputs.deployment import collective_link
-    from kvwall.inputs.loader import SpecError
+    from kvwall.inputs.errors import SpecError
 
     lonely = replace(catalog.devices["h100-sxm"], scale_up=None)
     with pytest.raises(SpecError) as error:

@@ -96,7 +96,9 @@ def test_canonical_numbers_by_id():
         ("b", "2.00 ms", "2.50 ms"), ("c", "3.00 ms", ""), ("d", "", "4.00 ms")]
 
 
-def test_against_a_revision(tmp_path, capsys):
+def _committed(tmp_path):
+    """A repository of one table, two figures, one notebook and one canonical number, committed; its table, notebook
+    cell and canonical numbers returned to be changed."""
     (tmp_path / "tables" / "derived").mkdir(parents=True)
     (tmp_path / "figures").mkdir()
     (tmp_path / "notebooks" / "executed").mkdir(parents=True)
@@ -113,6 +115,11 @@ def test_against_a_revision(tmp_path, capsys):
     _git(tmp_path, "init", "-q")
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-qm", "one")
+    return table, cell, numbers
+
+
+def test_against_a_revision(tmp_path, capsys):
+    table, cell, numbers = _committed(tmp_path)
     table.write_text("id,x\na,1\nb,3\n")
     (tmp_path / "tables" / "derived" / "t.md").write_text("| id | x |\n| b | 3 |\n")
     (tmp_path / "tables" / "derived" / "u.csv").write_text("id\nc\n")
@@ -131,8 +138,8 @@ def test_against_a_revision(tmp_path, capsys):
         "    + 2",
         "canonical-numbers.json: 1 number changed",
         "  s1.x: 1.0 ms -> 2.0 ms",
-        "figures/f1: unchanged",
         "figures/f2: changed (svg)",
+        "not shown: 1 artifact unchanged, 0 within the tolerance 1e-09 (--all lists every artifact)",
     ]
     markdown = "\n".join(markdown_lines(build(tmp_path)))
     assert "| id=b | x | 2 | 3 |" in markdown and "| `s1.x` | 1.0 ms | 2.0 ms |" in markdown
@@ -143,3 +150,43 @@ def test_against_a_revision(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("## kvwall diff against `HEAD`")
     assert main(["diff", "no-such-revision", "--repo", str(tmp_path)]) == 2
     assert main(["diff", "--repo", str(tmp_path / "missing")]) == 2
+
+
+def test_nothing_changed_is_one_line(tmp_path, capsys):
+    _committed(tmp_path)
+    assert main(["diff", "--repo", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "nothing changed\n"
+    assert main(["diff", "--repo", str(tmp_path), "--all"]) == 0  # every artifact compared: the two figures
+    assert capsys.readouterr().out == "tables: no CSV differs from HEAD\nfigures/f1: unchanged\nfigures/f2: unchanged\n"
+
+
+def test_what_is_left_out_is_counted_and_all_lists_it(tmp_path, capsys):
+    table, cell, numbers = _committed(tmp_path)
+    table.write_text("id,x\na,1.0000000000001\nb,2\n")  # 1e-13 relative: within the tolerance 1e-9
+    numbers["sections"][0]["numbers"][0].update(value=1.0000000000001)  # the same display, 1e-13 apart
+    (tmp_path / "canonical-numbers.json").write_text(json.dumps(numbers))
+    (tmp_path / "notebooks" / "executed" / "n.ipynb").write_text(json.dumps({"cells": [cell]}, indent=1))
+    assert diff_lines(tmp_path) == ["nothing changed (2 within the tolerance 1e-09; --all shows every difference)"]
+    (tmp_path / "figures" / "f1.png").write_text("png2")
+    assert diff_lines(tmp_path) == [
+        "figures/f1: changed (png)",
+        "not shown: 2 artifacts unchanged, 2 within the tolerance 1e-09 (--all lists every artifact)",
+    ]
+    assert diff_lines(tmp_path, tolerance=1e-15) == [  # the tolerance narrowed: both numbers show
+        "tables/derived/t.csv: 1 change",
+        "  changed id=a: x: 1 -> 1.0000000000001",
+        "canonical-numbers.json: 1 number changed",
+        "  s1.x: 1.0 (1.0 ms) -> 1.0000000000001 (1.0 ms)",
+        "figures/f1: changed (png)",
+        "not shown: 2 artifacts unchanged, 0 within the tolerance 1e-15 (--all lists every artifact)",
+    ]
+    assert main(["diff", "--repo", str(tmp_path), "--all"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "tables/derived/t.csv: 1 change",
+        "  changed id=a: x: 1 -> 1.0000000000001",
+        "notebooks/executed/n.ipynb: same outputs",
+        "canonical-numbers.json: 1 number changed",
+        "  s1.x: 1.0 (1.0 ms) -> 1.0000000000001 (1.0 ms)",
+        "figures/f1: changed (png)",
+        "figures/f2: unchanged",
+    ]

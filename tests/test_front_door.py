@@ -22,7 +22,8 @@ import yaml
 
 from kvwall.cli.front_door import check_inputs
 from kvwall.cli.main import main
-from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import read_yaml
 from kvwall.inputs.reader import MAX_BYTES, parse_yaml, read_json, refuse_templates
 from kvwall.render import markdown_escape
 
@@ -385,7 +386,8 @@ def test_a_killed_build_recovers_on_a_plain_rerun(tmp_path):
 
 
 def test_a_copy_buffer_larger_than_memory_can_hold_is_refused(tmp_path):
-    from kvwall.inputs.loader import SpecError, load_catalog
+    from kvwall.inputs.errors import SpecError
+    from kvwall.inputs.loader import load_catalog
     from kvwall.measure.config import load_measure_config
 
     config = tmp_path / "config"
@@ -400,7 +402,7 @@ def test_a_copy_buffer_larger_than_memory_can_hold_is_refused(tmp_path):
 
 
 def test_a_measured_record_is_read_by_the_hardened_reader(tmp_path):
-    from kvwall.inputs.loader import SpecError
+    from kvwall.inputs.errors import SpecError
     from kvwall.measure.record import read_record
 
     fifo = tmp_path / "record.json"

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.cli.catalogue import with_hf_config
+from kvwall.cli.hf_config import with_hf_config
 from kvwall.cli.main import main
-from kvwall.inputs.hf_import import LONGEST_ID, ImportRefused, read_config
+from kvwall.inputs.errors import ImportRefused
+from kvwall.inputs.hf_import import LONGEST_ID, read_config
 from kvwall.inputs.loader import load_catalog
 from kvwall.model.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
 

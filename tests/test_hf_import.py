@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.cli.catalogue import with_hf_config
+from kvwall.cli.hf_config import with_hf_config
 from kvwall.cli.main import main
-from kvwall.inputs.hf_import import ImportRefused, read_config
+from kvwall.inputs.errors import ImportRefused
+from kvwall.inputs.hf_import import read_config
 from kvwall.inputs.loader import load_catalog
 from kvwall.model.footprint import context_holding, kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
 
@@ -232,7 +233,8 @@ def test_mixtral_moe_and_head_dim_convention():
 
 
 def test_several_configs_to_one_document(tmp_path, capsys, catalog):
-    from kvwall.inputs.loader import SpecError, load_user_specs, read_yaml
+    from kvwall.inputs.errors import SpecError
+    from kvwall.inputs.loader import load_user_specs, read_yaml
 
     assert main(["import", str(CORPUS / "Qwen--Qwen3-8B_config.json"), str(CORPUS / "Qwen--Qwen3-0.6B_config.json")]) == 0
     spec = tmp_path / "two.yaml"

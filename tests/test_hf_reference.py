@@ -19,7 +19,7 @@ import transformers
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from transformers.models.minimax_m3_vl.configuration_minimax_m3_vl import MiniMaxM3VLTextConfig
 
-from kvwall.cli.catalogue import with_hf_config
+from kvwall.cli.hf_config import with_hf_config
 from kvwall.inputs.loader import load_catalog
 
 CORPUS = Path(__file__).parent / "fixtures" / "hf-configs"

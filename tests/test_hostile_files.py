@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from kvwall.cli.main import main
-from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import read_yaml
 from kvwall.inputs.serving import read_serving_measurements
 from test_written_files import CONFIG, MEASUREMENTS, QWEN, ROOT, one_line
 

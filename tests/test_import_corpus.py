@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.inputs.loader import SpecError, load_catalog
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import load_catalog
 from kvwall.inputs.published_params import load_published_params
 from kvwall.render import to_csv
 from kvwall.tables.import_corpus import corpus_configs, import_corpus

@@ -6,7 +6,8 @@ from dataclasses import replace
 import pytest
 
 from kvwall.cli.main import main
-from kvwall.inputs.loader import SpecError, load_user_specs
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import load_user_specs
 from kvwall.inputs.specs import LayerGroup, LayerStack
 from kvwall.model.footprint import context_holding, kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.model.regimes import capacity_crossover, traffic_crossover

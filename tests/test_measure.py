@@ -11,7 +11,7 @@ import yaml
 
 from kvwall.cli.main import main
 from kvwall.figures.style import save
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.errors import SpecError
 from kvwall.measure.analysis import kernel_summary, largest_point, ordering_check, repeat_spread
 from kvwall.measure.compute_ceiling import TILES_PER_WORKER, TileProducts
 from kvwall.measure.config import load_measure_config

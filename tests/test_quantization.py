@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kvwall.inputs.hf_import import ImportRefused, read_config
-from kvwall.inputs.loader import SpecError, load_user_specs
+from kvwall.inputs.errors import ImportRefused, SpecError
+from kvwall.inputs.hf_import import read_config
+from kvwall.inputs.loader import load_user_specs
 from kvwall.inputs.quantization import PartLayout, checkpoint_formats
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "hf-configs"

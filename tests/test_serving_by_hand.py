@@ -464,7 +464,8 @@ def test_a_memory_rule_of_the_whole_free_memory_is_the_papers_capacity(catalog, 
 def test_a_bad_engine_assumption_stops_with_one_line(tmp_path, old, new, key, reason):
     import shutil
 
-    from kvwall.inputs.loader import SpecError, load_catalog
+    from kvwall.inputs.errors import SpecError
+    from kvwall.inputs.loader import load_catalog
 
     config = tmp_path / "config"
     shutil.copytree(CONFIG, config)

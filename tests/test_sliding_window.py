@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kvwall.cli.main import main
 from kvwall.model.footprint import context_holding, kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.errors import SpecError
 from kvwall.measure.config import load_measure_config
 from kvwall.model.regimes import capacity_crossover, traffic_crossover
 from kvwall.model.roofline import intensity_long_context_limit, resident_weight_bytes, step_kv_bytes, step_weight_bytes

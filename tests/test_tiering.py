@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import yaml
 
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.errors import SpecError
 from kvwall.tier.economics import block_bytes, linear_regenerate_time, move_time
 from kvwall.tier.inputs import load_tiers
 from kvwall.tier.constraints import (

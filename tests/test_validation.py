@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.errors import SpecError
 from kvwall.inputs.serving import read_serving_measurements
 from kvwall.inputs.validation_map import BelowBound, ValidationMap
 from kvwall.units import DTYPE_BYTES

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from kvwall.formats import format_value
-from kvwall.inputs.reader import SpecError
+from kvwall.inputs.errors import SpecError
 from kvwall.inputs.specs import EVIDENCE_CLASSES
 
 #: Folders of side-by-side views, whose columns each carry their evidence class in the header.

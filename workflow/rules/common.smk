@@ -12,7 +12,8 @@ from kvwall.cli.front_door import (
     view_sources,
     workflow_views,
 )
-from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import read_yaml
 from kvwall.inputs.serving import SERVING_MEASUREMENTS
 from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.inputs.views import save_views

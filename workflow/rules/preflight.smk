@@ -4,7 +4,8 @@
 # code runs; it is refused here too, after that read (README, "Bad input").
 import sys
 
-from kvwall.inputs.loader import SpecError, read_yaml
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import read_yaml
 from kvwall.inputs.reader import refuse_templates
 
 try:

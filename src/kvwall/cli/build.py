@@ -17,7 +17,9 @@ import re
 import sys
 from pathlib import Path
 
-from kvwall.inputs.reader import SpecError, read_yaml, refuse_templates
+from kvwall.cli.documentation import documentation_line
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.reader import read_yaml, refuse_templates
 
 USAGE = """\
 usage: kvwall build [SNAKEMAKE ARGUMENTS]
@@ -82,7 +84,7 @@ def parsed(argv: list[str]) -> tuple[object, object, list[Path]]:
 def run(argv: list[str]) -> int:
     """Check the config files of ``argv``, then run Snakemake on it; 2 on a refused file, Snakemake's status else."""
     if {"-h", "--help"} & set(argv):
-        print(USAGE, end="")
+        print(f"{USAGE}\n{documentation_line('kvwall build')}")
         return 0
     from snakemake.exceptions import CliException
 
@@ -104,3 +106,10 @@ def run(argv: list[str]) -> int:
     except Exception as error:
         print_exception(error)
         return 1
+
+
+def register(subparsers) -> None:
+    """Add `kvwall build` to the command's subparsers, for its help: main runs it before the parser (every later
+    argument is Snakemake's)."""
+    subparsers.add_parser("build", description=USAGE, add_help=False,
+                          help="snakemake, with every --configfile checked by kvwall before Snakemake reads it")

@@ -1,17 +1,17 @@
-"""`kvwall import` and `kvwall list`, and the model a `--hf-config` file describes."""
+"""`kvwall import` and `kvwall list`: their parsers and what they print."""
 
 from __future__ import annotations
 
 import re
 import sys
-from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 
+from kvwall.cli import request
 from kvwall.cli.models_file import add_entry
+from kvwall.cli.options import catalogue_options, parameter_count
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.hf_import import ImportRefused, document_text, load_imported, read_config
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.errors import ImportRefused
+from kvwall.inputs.hf_import import document_text, load_imported, read_config
 from kvwall.inputs.plausibility import model_findings
 from kvwall.model.footprint import kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.units import DTYPE_BYTES, GB
@@ -68,18 +68,6 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
     return 0
 
 
-def with_hf_config(catalog: Catalog, path: str) -> tuple[Catalog, str]:
-    """The catalogue with the model of one config.json, its parameter count derived (no nominal count given)."""
-    try:
-        imported = read_config(path)
-    except ImportRefused as err:
-        raise SpecError(err.file, err.key, err.reason) from None
-    model = load_imported(catalog, imported, None, None, path)
-    for finding in model_findings(model, path, lambda m: imported.params_derived):
-        print(f"kvwall: {finding}", file=sys.stderr)
-    return replace(catalog, models=MappingProxyType({**catalog.models, model.id: model})), model.id
-
-
 def list_catalogue(catalog: Catalog, what: str) -> int:
     """Ids with names and key numbers: models (layer kinds, KV bytes per token), devices (HBM), formats (bytes)."""
     w_kv = catalog.assumptions.kv_bytes_per_element
@@ -96,3 +84,28 @@ def list_catalogue(catalog: Catalog, what: str) -> int:
         for name, size in DTYPE_BYTES.items():
             print(f"{name:<6} {size:g} B/element")
     return 0
+
+
+def register(subparsers) -> None:
+    """Add `kvwall import` and `kvwall list` to the command's subparsers."""
+    p = subparsers.add_parser(
+        "import", parents=[catalogue_options()], help="a published config.json as a config/models.yaml entry (stdout, or --into)",
+        description="Read a Hugging Face config.json (and a quantized checkpoint's hf_quant_config.json) and write "
+        "the model entry in config/models.yaml's format, every value with the config key it came from as its "
+        "source; a config kvwall cannot model is refused with the file, the key and the reason (exit status 2).")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="config.json file(s), named org--model_config.json or with --hf-id")
+    p.add_argument("--into", metavar="FILE", help="append the entry to this models file (config/models.yaml) instead")
+    p.add_argument("--params-nominal", type=parameter_count, metavar="COUNT",
+                   help="the parameter count the model card publishes (checked against the derived count)")
+    p.add_argument("--params-source", metavar="TEXT", help="where --params-nominal is published (model card address)")
+    p.add_argument("--hf-id", help="Hugging Face id org/model when the file name does not carry it")
+    p.add_argument("--id", dest="model_id", help="catalogue id (default: the model name lowercased)")
+    p.set_defaults(func=lambda a: import_configs(request.catalog_of(a), a.paths, a.into, a.params_nominal,
+                                                 a.params_source, a.hf_id, a.model_id))
+
+    p = subparsers.add_parser(
+        "list", parents=[catalogue_options()], help="catalogue ids with names and key numbers",
+        description="The ids of the catalogue's models, devices or storage formats, with their names and key numbers "
+        "(the checkout's config/ when present, else the catalogue shipped with kvwall).")
+    p.add_argument("what", choices=("models", "devices", "formats"), help="what to list")
+    p.set_defaults(func=lambda a: list_catalogue(request.catalog_of(a), a.what))

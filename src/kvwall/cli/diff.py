@@ -12,6 +12,9 @@ pull-request comment.
   id, and every audit entry whose status or values changed.
 - **Figures**: for every figure under figures/, whether it changed and in which formats.
 
+The text lists only the artifacts that changed, then how many it left out as unchanged or within the tolerance (one
+line, ``nothing changed``, when none did); ``--all`` lists every artifact compared and every difference.
+
 Files of the working tree are read through kvwall.inputs.reader (regular files of bounded size, UTF-8).
 """
 
@@ -30,7 +33,8 @@ from pathlib import Path, PurePosixPath
 
 import daff
 
-from kvwall.inputs.reader import SpecError, read_text
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.reader import read_text
 from kvwall.tables import key_of
 
 #: Row markers of daff's highlighter output: changed cells, added and removed rows, the schema row.
@@ -354,15 +358,17 @@ def canonical_changes(old: dict, new: dict, tolerance: float) -> list[NumberChan
     return changes
 
 
-def canonical_report(repo: Path, revision: str, tolerance: float) -> list[NumberChange] | None:
-    """The canonical numbers' changes, or None when canonical-numbers.json is as at ``revision``."""
+def canonical_report(repo: Path, revision: str, tolerance: float) -> tuple[list[NumberChange] | None, int]:
+    """The canonical numbers' changes (None when canonical-numbers.json is as at ``revision``) and how many more
+    numbers changed by less than the tolerance."""
     status = _changed_paths(repo, revision, CANONICAL_JSON).get(CANONICAL_JSON)
     if status is None:
-        return None
+        return None, 0
     try:
         old = json.loads(_at_revision(repo, revision, CANONICAL_JSON)) if status != "A" else {}
         new = json.loads(_working(repo, CANONICAL_JSON)) if status != "D" else {}
-        return canonical_changes(old, new, tolerance)
+        changes = canonical_changes(old, new, tolerance)
+        return changes, len(canonical_changes(old, new, 0.0)) - len(changes)
     except json.JSONDecodeError as err:
         raise DiffError(f"{CANONICAL_JSON}: not JSON ({err})") from None
     except (AttributeError, TypeError, KeyError) as err:  # JSON, but not the numbers' objects
@@ -394,13 +400,15 @@ class Report:
     notebooks: list[tuple[str, str, list[CellOutputChange]]]
     canonical: list[NumberChange] | None
     figures: list[tuple[str, str]]
+    canonical_within_tolerance: int = 0  # canonical numbers that changed by less than the tolerance
 
 
 def build(repo: Path, revision: str = "HEAD", tolerance: float = TOLERANCE) -> Report:
     """Everything that differs from ``revision`` in the working tree of ``repo``."""
     _git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+    canonical, within = canonical_report(repo, revision, tolerance)
     return Report(revision, tolerance, table_reports(repo, revision, tolerance), notebook_reports(repo, revision),
-                  canonical_report(repo, revision, tolerance), figure_reports(repo, revision))
+                  canonical, figure_reports(repo, revision), within)
 
 
 def _tolerance_note(changes: TableChanges, tolerance: float) -> str:
@@ -409,10 +417,40 @@ def _tolerance_note(changes: TableChanges, tolerance: float) -> str:
     return f" ({changes.within_tolerance} numeric cell{'s' if changes.within_tolerance != 1 else ''} within {tolerance:g} hidden)"
 
 
-def text_lines(report: Report) -> list[str]:
-    """The report as plain text."""
+def _left_out(report: Report) -> tuple[int, int]:
+    """How many artifacts the text leaves out as unchanged and as changed only within the tolerance."""
+    unchanged = within = 0
+    for table in report.tables:
+        if table.status == "changed" and not table.changes.count:
+            within += bool(table.changes.within_tolerance)
+            unchanged += not table.changes.within_tolerance
+    unchanged += sum(status == "changed" and not cells for _, status, cells in report.notebooks)
+    if report.canonical == []:
+        within += bool(report.canonical_within_tolerance)
+        unchanged += not report.canonical_within_tolerance
+    unchanged += sum(status == "unchanged" for _, status in report.figures)
+    return unchanged, within
+
+
+def _left_out_line(report: Report, shown: bool) -> str | None:
+    """The line that counts what the text left out; ``nothing changed`` when it shows nothing."""
+    unchanged, within = _left_out(report)
+    tolerance = f"{within} within the tolerance {report.tolerance:g}"
+    if not shown:
+        return "nothing changed" + (f" ({tolerance}; --all shows every difference)" if within else "")
+    if not unchanged + within:
+        return None
+    return (f"not shown: {unchanged} artifact{'s' if unchanged != 1 else ''} unchanged, {tolerance} (--all lists "
+            "every artifact)")
+
+
+def text_lines(report: Report, every: bool = False) -> list[str]:
+    """The report as plain text: the artifacts that changed and a count of the rest, or with ``every`` each
+    artifact compared."""
     lines = []
     for table in report.tables:
+        if not every and table.status == "changed" and not table.changes.count:
+            continue
         if table.status == "removed":
             lines.append(f"{table.path}: removed")
         elif table.status == "new":
@@ -424,9 +462,11 @@ def text_lines(report: Report) -> list[str]:
             keyed = f", rows keyed by {', '.join(changes.key)}" if changes.key and count else ""
             lines.append(f"{table.path}: {head}{keyed}{_tolerance_note(changes, report.tolerance)}")
             lines.extend(f"  {line}" for line in table_lines(changes))
-    if not report.tables:
+    if every and not report.tables:
         lines.append(f"tables: no CSV differs from {report.revision}")
     for path, status, cells in report.notebooks:
+        if not every and status == "changed" and not cells:
+            continue
         if status != "changed":
             lines.append(f"{path}: {status}")
             continue
@@ -439,14 +479,15 @@ def text_lines(report: Report) -> list[str]:
             hidden = max(0, len(cell.removed) - NOTEBOOK_LINES) + max(0, len(cell.added) - NOTEBOOK_LINES)
             if hidden:
                 lines.append(f"    ({hidden} more lines)")
-    if report.canonical is not None:
+    if report.canonical is not None and (every or report.canonical):
         lines.append(f"{CANONICAL_JSON}: {len(report.canonical)} number{'s' if len(report.canonical) != 1 else ''} changed")
         for change in report.canonical:
             what = (f"added: {change.new}" if not change.old else f"removed (was {change.old})" if not change.new
                     else f"{change.old} -> {change.new}")
             lines.append(f"  {change.id}: {what}")
-    lines += [f"{figure}: {status}" for figure, status in report.figures]
-    return lines
+    lines += [f"{figure}: {status}" for figure, status in report.figures if every or status != "unchanged"]
+    left_out = None if every else _left_out_line(report, bool(lines))
+    return lines + ([left_out] if left_out else [])
 
 
 def _cell(text: object) -> str:
@@ -522,9 +563,9 @@ def markdown_lines(report: Report) -> list[str]:
     return lines
 
 
-def diff_lines(repo: Path, revision: str = "HEAD", tolerance: float = TOLERANCE) -> list[str]:
+def diff_lines(repo: Path, revision: str = "HEAD", tolerance: float = TOLERANCE, every: bool = False) -> list[str]:
     """The report as text lines."""
-    return text_lines(build(repo, revision, tolerance))
+    return text_lines(build(repo, revision, tolerance), every)
 
 
 def _relative_tolerance(text: str) -> float:
@@ -542,7 +583,7 @@ def run_command(args: argparse.Namespace) -> int:
     except DiffError as err:
         print(f"kvwall: diff: {err}", file=sys.stderr)
         return 2
-    print("\n".join(markdown_lines(report) if args.markdown else text_lines(report)))
+    print("\n".join(markdown_lines(report) if args.markdown else text_lines(report, args.all)))
     return 0
 
 
@@ -554,8 +595,10 @@ def register(subparsers) -> None:
         "tables/ that differs, its rows aligned by the table's key columns, each changed row named by its key with "
         "every changed cell as 'column: old -> new', and the rows added and removed in full; the executed "
         "notebooks whose outputs changed; the canonical numbers that changed, by id; and for every figure under "
-        "figures/, whether it changed. Numbers closer than the relative tolerance count as equal. Run it after a "
-        "rebuild to review what a change to config/ or src/ did; --markdown writes a pull-request comment.",
+        "figures/, whether it changed. Numbers closer than the relative tolerance count as equal. Only what changed "
+        "is listed, then the count of artifacts left out as unchanged or within the tolerance ('nothing changed' "
+        "when none did). Run it after a rebuild to review what a change to config/ or src/ did; --markdown writes a "
+        "pull-request comment.",
     )
     parser.add_argument("revision", nargs="?", default="HEAD", metavar="REV",
                         help="git revision to compare with (default: HEAD, the last commit)")
@@ -563,6 +606,7 @@ def register(subparsers) -> None:
     parser.add_argument("--tolerance", type=_relative_tolerance, default=TOLERANCE, metavar="REL",
                         help=f"relative difference below which two numbers are the same (default: {TOLERANCE:g}, "
                         "last-digit noise)")
-    parser.add_argument("--all", action="store_true", help="show every difference (tolerance 0)")
+    parser.add_argument("--all", action="store_true",
+                        help="list every artifact compared, unchanged ones included, and every difference (tolerance 0)")
     parser.add_argument("--markdown", action="store_true", help="write Markdown for a pull-request comment")
     parser.set_defaults(func=run_command)

@@ -16,11 +16,12 @@ from typing import Mapping
 
 from kvwall.canonical.measured import FIT_FIELDS, PLATFORM_IDS
 from kvwall.canonical.tiers import FITS
-from kvwall.cli.notebook_parameters import check_notebook_parameters, without_notebook_parameters
+from kvwall.cli.notebook_parameters import check_notebook_parameters, given_in, without_notebook_parameters
 from kvwall.formats import FORMATS
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
-from kvwall.inputs.loader import DEVICE_ASSUMPTIONS_FILE, SpecError, load_catalog, load_workflow_config, read_yaml, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import DEVICE_ASSUMPTIONS_FILE, load_catalog, load_workflow_config, read_yaml, validate
 from kvwall.inputs.published_params import PUBLISHED_PARAMS_FILE, load_published_params
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.reported import Reported, load_reported
@@ -167,6 +168,18 @@ def check_below_bound(catalog: Catalog, serving_measurements: str | Path, valida
     mark_passed(stamp_dir, stamp)
 
 
+def _config_dir(value: str, config_file: str) -> Path:
+    """The folder ``config_dir`` names, refused at that key (of the config file, or --config) when empty or not a
+    folder: an empty path would read the spec files from wherever the workflow runs."""
+    if not value.strip():
+        raise SpecError(given_in("config_dir", value, config_file), "config_dir", "empty: name the folder of the spec "
+                        "files (devices.yaml, models.yaml, ...), for example config")
+    if not Path(value).is_dir():
+        raise SpecError(given_in("config_dir", value, config_file), "config_dir", f"{value!r} is not a folder (the "
+                        "folder of the spec files, devices.yaml, models.yaml, ...)")
+    return Path(value)
+
+
 def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RECORDS_DIR,
                  serving_measurements: str | Path = SERVING_MEASUREMENTS, stamp_dir: str | Path | None = None) -> Inputs:
     """Load and cross-check every input the workflow reads; the first problem raises a SpecError.
@@ -175,7 +188,7 @@ def check_inputs(config: Mapping, config_file: str, records_dir: str | Path = RE
     """
     workflow_config = without_notebook_parameters(config)
     validate(workflow_config, "config", config_file)
-    config_dir = Path(config["config_dir"])
+    config_dir = _config_dir(config["config_dir"], config_file)
     catalog = load_catalog(config_dir)
     if "device_assumptions" not in catalog.files:  # optional for a catalogue, not for the tables it builds
         raise SpecError(config_dir / DEVICE_ASSUMPTIONS_FILE, "", "file not found")

@@ -16,7 +16,8 @@ import yaml
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.hf_import import ImportedModel, entry_lines
-from kvwall.inputs.loader import SpecError, load_user_specs
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import load_user_specs
 from kvwall.inputs.reader import parse_yaml, read_text
 
 

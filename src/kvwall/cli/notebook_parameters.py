@@ -13,7 +13,8 @@ from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
-from kvwall.inputs.loader import SpecError, known_ids, read_yaml, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import known_ids, read_yaml, validate
 from kvwall.inputs.serving import read_serving_measurements
 from kvwall.inputs.validation_map import ValidationMap
 
@@ -32,7 +33,8 @@ def without_notebook_parameters(config: Mapping) -> dict:
     return {key: value for key, value in config.items() if not str(key).startswith(PREFIX)}
 
 
-def _source(key: str, value, config_file: str | Path) -> str:
+def given_in(key: str, value, config_file: str | Path) -> str:
+    """Where the workflow's config ``key`` of ``value`` was given: the config file when it holds it, else --config."""
     in_file = read_yaml(config_file) if Path(config_file).is_file() else {}
     return str(config_file) if isinstance(in_file, dict) and key in in_file and in_file[key] == value else COMMAND_LINE
 
@@ -62,7 +64,7 @@ def check_notebook_parameters(config: Mapping, config_file: str | Path, catalog:
     SpecError naming the config file, or --config where the value came from the command line. ``stamp_dir`` lets
     the serving measurements skip a validation their bytes already passed (kvwall.inputs.serving)."""
     for key, value in notebook_parameters(config).items():
-        source = _source(key, value, config_file)
+        source = given_in(key, value, config_file)
         validate({key: value}, "notebook_parameters", source)
         if key == "notebook_model" and value not in catalog.models:
             raise SpecError(source, key, f"model {value!r} is not in the catalogue ({known_ids(value, catalog.models)})")

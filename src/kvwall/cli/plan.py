@@ -18,6 +18,8 @@ import json
 from dataclasses import asdict
 from typing import Callable
 
+from kvwall.cli import request
+from kvwall.cli.options import common, engine_option, format_option
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.specs import Device, Model
@@ -167,10 +169,10 @@ def _print_table(say: Callable[[str], None], points: list[PlanPoint], ttft_heade
         say(_line(p, memory(p)))
 
 
-def run(args: argparse.Namespace, model_on_device: Callable[[argparse.Namespace], tuple[Catalog, Model, Device, str]]) -> int:
+def run(args: argparse.Namespace) -> int:
     """Search every layout and batch, print the best within the targets (or the closest), and the frontier's size;
     with --engine, by the engine's calibrated estimate, the datasheet estimate's best beside it."""
-    catalog, model, device, precision = model_on_device(args)
+    catalog, model, device, precision = request.model_on_device(args)
     if args.gpus > MAX_PLAN_DEVICES:
         raise PlanError(f"--gpus {args.gpus}: at most {MAX_PLAN_DEVICES} devices are searched")
     serving = load_serving_inputs(catalog)
@@ -422,11 +424,10 @@ def _run_both(args, catalog: Catalog, model: Model, device: Device, precision: s
     return 0
 
 
-def register(subparsers, parents: list, model_on_device, format_option: Callable[[str], dict],
-             engine_option: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(subparsers) -> None:
     """Add `kvwall plan` to the command's subparsers."""
     p = subparsers.add_parser(
-        "plan", parents=parents, help="the best deployments of a model on up to N devices under a latency target",
+        "plan", parents=[common()], help="the best deployments of a model on up to N devices under a latency target",
         description="Every layout (TP x PP x DP, experts over EP) of a model on 1 to N devices that the engines run, "
         "at every batch it holds at the longest context of a request: the ones whose TPOT estimate meets --tpot-max "
         "(and whose TTFT bound meets --ttft-max), most tokens per second per device first, and the frontier of "
@@ -454,4 +455,4 @@ def register(subparsers, parents: list, model_on_device, format_option: Callable
                         "instances sized from the devices; both: the two answers one after the other and which "
                         "serves more tokens per second per device at the targets (--json: agg, disagg and winner) "
                         "(default: agg)")
-    p.set_defaults(func=lambda args: run(args, model_on_device))
+    p.set_defaults(func=run)

@@ -18,11 +18,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
+from kvwall.cli import request
+from kvwall.cli.options import common
 from kvwall.render import checked_output, write_output
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import load_serving_inputs
@@ -159,10 +160,10 @@ def run(args: argparse.Namespace, catalog: Catalog) -> int:
     return 0
 
 
-def register(subparsers, parents: list, catalog_of: Callable[[argparse.Namespace], Catalog]) -> None:
+def register(subparsers) -> None:
     """Add `kvwall validate` to the command's subparsers."""
     p = subparsers.add_parser(
-        "validate", parents=parents, help="hold measured serving points against their derived bounds",
+        "validate", parents=[common()], help="hold measured serving points against their derived bounds",
         description="Read a CSV of measured serving points (the columns of data/reported/serving-measurements.csv, "
         "described in data/reported/README.md) and write, per row, the deployment understood, the TPOT and TTFT "
         "bounds, the calibrated estimate (engine constants of tables/derived/serving_engine_constants, derived from "
@@ -173,4 +174,4 @@ def register(subparsers, parents: list, catalog_of: Callable[[argparse.Namespace
     p.add_argument("--output", metavar="FILE", help="write the CSV here (default: standard output)")
     p.add_argument("--summary", action="store_true",
                    help="also fit the engine constants to the file and report the estimate's cross-validated error")
-    p.set_defaults(func=lambda args: run(args, catalog_of(args)))
+    p.set_defaults(func=lambda args: run(args, request.catalog_of(args)))

@@ -16,7 +16,7 @@ from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.engines import AUTO, ENGINES, PARAMETERS, EngineMemory
-from kvwall.inputs.reader import SpecError
+from kvwall.inputs.errors import DeploymentError, SpecError
 from kvwall.inputs.specs import Device, Fabric, Model, Sourced, WeightFormats
 from kvwall.units import DTYPE_BYTES, dtype_bytes
 
@@ -25,14 +25,6 @@ MAX_DEVICES = 64
 #: Where each field of a deployment is given on the command line, for the one-line refusal.
 FLAGS = {"devices": "--devices", "tensor_parallel": "--tp", "pipeline_parallel": "--pp", "expert_parallel": "--ep",
          "data_parallel": "--dp", "weight_format": "--weight-dtype", "kv_format": "--kv-dtype"}
-
-
-class DeploymentError(ValueError):
-    """A deployment that cannot be built: where it was given (flag or file and key) and why."""
-
-    def __init__(self, where: str, reason: str):
-        self.where, self.reason = where, reason
-        super().__init__(f"{where}: {reason}")
 
 
 @dataclass(frozen=True)

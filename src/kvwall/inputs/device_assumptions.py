@@ -11,14 +11,13 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Mapping
 
+from kvwall.inputs.deployment import MAX_DEVICES
+from kvwall.inputs.errors import SpecError
 from kvwall.inputs.specs import Device, Fabric
 
 
 def read_fabric(entry: Mapping, key: str, prov: dict, reader) -> Fabric:
     """A fabric node: its domain and, unless the domain holds every deployment searched, its scale-out link."""
-    from kvwall.inputs.loader import SpecError
-    from kvwall.inputs.deployment import MAX_DEVICES
-
     prov["fabric.domain"] = reader.quantity(entry["domain"], f"{key}.fabric.domain", "count")
     scale_out = entry.get("scale_out")
     if scale_out is None and prov["fabric.domain"].value < MAX_DEVICES:
@@ -32,8 +31,6 @@ def read_fabric(entry: Mapping, key: str, prov: dict, reader) -> Fabric:
 
 def with_assumptions(devices: Mapping[str, Device], document: Mapping, reader) -> dict[str, Device]:
     """The devices with the assumed dense rates and fabrics of ``document`` added."""
-    from kvwall.inputs.loader import SpecError
-
     result = dict(devices)
     for device_id, entry in document["device_assumptions"].items():
         key = f"device_assumptions.{device_id}"

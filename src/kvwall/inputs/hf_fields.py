@@ -13,16 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from kvwall.inputs.errors import ImportRefused
+
 #: The largest count a field may hold: far above any model's, the count bound of kvwall.inputs.loader.LARGEST.
 LARGEST_COUNT = 10**15
-
-
-class ImportRefused(ValueError):
-    """A config kvwall cannot model: which file, which key, and why."""
-
-    def __init__(self, file: str | Path, key: str, reason: str):
-        self.file, self.key, self.reason = str(file), key, reason
-        super().__init__(f"{self.file}: {key}: {reason}")
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.hf_fields import ConfigFields, ImportRefused, Read
+from kvwall.inputs.errors import ImportRefused, SpecError
+from kvwall.inputs.hf_fields import ConfigFields, Read
 from kvwall.inputs.hf_layouts import MODELLED_TYPES, Layout, read_layout
-from kvwall.inputs.loader import SpecError, load_user_specs
+from kvwall.inputs.loader import load_user_specs
 from kvwall.inputs.quantization import PartLayout, checkpoint_formats
 from kvwall.inputs.reader import read_json
 from kvwall.inputs.specs import Model, Sourced

@@ -13,6 +13,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Mapping
 
+from kvwall.inputs.errors import SpecError
 from kvwall.inputs.specs import (CHUNKED, COMPRESSED, FULL, KEY_VALUE_KINDS, LATENT, NONE, STATE, WINDOW, LayerGroup,
                                  LayerStack, Model, Sourced)
 
@@ -43,8 +44,6 @@ _FLOAT_FIELDS = ("span", "state_elements", "compress_ratio")
 
 def read_layers(node: Mapping, key: str, reader, default_source: str, provenance: dict, n_layers: int) -> LayerStack:
     """Build the LayerStack of one entry, recording each value's provenance under ``attention.groups[i].name``."""
-    from kvwall.inputs.loader import SpecError
-
     groups = []
     for i, group in enumerate(node["groups"]):
         where = f"{key}.attention.groups[{i}]"

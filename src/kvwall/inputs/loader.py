@@ -21,7 +21,8 @@ from referencing import Registry, Resource
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
 from kvwall.inputs.device_assumptions import read_fabric, with_assumptions
 from kvwall.inputs.layers import bind_state_dtype, read_layers
-from kvwall.inputs.reader import SpecError, key_path, parse_yaml, read_yaml
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.reader import key_path, parse_yaml, read_yaml
 from kvwall.inputs.schema_library import jsonschema
 from kvwall.inputs.engines import AUTO, ENGINES, PARAMETERS, SGLANG
 from kvwall.inputs.specs import (PART_NAMES, WEIGHT_PARTS, Device, Domain, Fabric, FullAttention, LatentAttention, Link, MixtureOfExperts, Model,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvwall.inputs.loader import QuantityReader, SpecError, read_yaml, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import QuantityReader, read_yaml, validate
 from kvwall.inputs.specs import Sourced
 
 PUBLISHED_PARAMS_FILE = "published_params.yaml"

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from kvwall.inputs.errors import ImportRefused
 from kvwall.inputs.specs import (ATTENTION, DENSE_MLP, EMBEDDING, EXPERTS, LM_HEAD, PART_NAMES, ROUTER, SHARED_EXPERTS,
                                  WEIGHT_PARTS)
 from kvwall.units import DTYPE_BYTES
@@ -44,8 +45,6 @@ OUTPUT_PROJECTIONS = ("o_proj", "out_proj", "wo", "dense")
 
 
 def _refused(file, key: str, reason: str):
-    from kvwall.inputs.hf_import import ImportRefused
-
     return ImportRefused(file, key, reason)
 
 

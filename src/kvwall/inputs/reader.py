@@ -20,18 +20,12 @@ from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
+from kvwall.inputs.errors import SpecError
+
 #: The largest input file read (the biggest spec file is a few tens of kB; a measured record about one hundred).
 MAX_BYTES = 4 * 2**20
 #: The deepest nesting of mappings and sequences accepted (spec files nest five or six levels).
 MAX_DEPTH = 32
-
-
-class SpecError(ValueError):
-    """Bad input: which file, which key, and why."""
-
-    def __init__(self, file: str | Path, key: str, reason: str):
-        self.file, self.key, self.reason = str(file), key, reason
-        super().__init__(f"{self.file}: {key or '(top level)'}: {reason}")
 
 
 def read_text(path: str | Path) -> str:

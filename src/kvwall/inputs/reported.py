@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvwall.inputs.loader import SpecError, checked_base, read_yaml, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import checked_base, read_yaml, validate
 from kvwall.inputs.specs import Reported
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from kvwall.inputs.loader import SpecError, schema, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import schema, validate
 from kvwall.inputs.stamps import mark_passed, passed, stamp_name
 
 #: The reported serving measurements of the repository (data/reported/README.md).

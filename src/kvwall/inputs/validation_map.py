@@ -15,7 +15,8 @@ from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.engines import ENGINES
-from kvwall.inputs.loader import SpecError, known_ids, read_yaml, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import known_ids, read_yaml, validate
 from kvwall.units import UnitError, dtype_bytes
 
 

@@ -4,7 +4,7 @@
 import argparse
 import sys
 
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.errors import SpecError
 from kvwall.measure.command import register
 
 parser = argparse.ArgumentParser(prog="python -m kvwall.measure")

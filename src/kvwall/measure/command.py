@@ -118,7 +118,8 @@ def profile_command(args: argparse.Namespace, catalog, config, settings) -> int:
 
 def run_command(args: argparse.Namespace) -> int:
     """Measure, write the record, print the summary; 0 for a valid run, 1 for an invalid one."""
-    from kvwall.inputs.loader import SpecError, load_catalog
+    from kvwall.inputs.errors import SpecError
+    from kvwall.inputs.loader import load_catalog
     from kvwall.measure.config import load_measure_config
     from kvwall.measure.record import default_path, free_path, write_record
     from kvwall.measure.run import measure

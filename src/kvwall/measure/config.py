@@ -8,7 +8,8 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.loader import SpecError, checked_base, read_yaml, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import checked_base, read_yaml, validate
 from kvwall.inputs.specs import FullAttention, Model
 from kvwall.measure.profile_grid import ProfileGrid
 from kvwall.units import GiB

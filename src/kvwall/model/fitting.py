@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from typing import Iterator
 
-from kvwall.inputs.deployment import MAX_DEVICES, Deployment, DeploymentError, checked_deployment
+from kvwall.inputs.deployment import MAX_DEVICES, Deployment, checked_deployment
+from kvwall.inputs.errors import DeploymentError
 from kvwall.inputs.engines import EngineMemory
 from kvwall.inputs.specs import Model, WeightFormats
 from kvwall.model.capacity import sequences_that_fit

@@ -4,7 +4,7 @@ per-layer weights against the published parameter count."""
 from __future__ import annotations
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.reader import SpecError
+from kvwall.inputs.errors import SpecError
 from kvwall.model.params import architecture_params, dense_layer_params, embedding_params
 from kvwall.render import Column, Table, keyed
 from kvwall.inputs.specs import FullAttention, Model

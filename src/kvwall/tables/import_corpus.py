@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-from kvwall.inputs.hf_import import ImportRefused, hf_id_from_path, load_imported, read_config
-from kvwall.inputs.reader import SpecError
+from kvwall.inputs.errors import ImportRefused, SpecError
+from kvwall.inputs.hf_import import hf_id_from_path, load_imported, read_config
 from kvwall.model.footprint import kv_bytes
 from kvwall.render import Column, Table, keyed
 

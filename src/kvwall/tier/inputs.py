@@ -8,7 +8,8 @@ from types import MappingProxyType
 from typing import Callable, Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.loader import QuantityReader, SpecError, read_yaml, validate
+from kvwall.inputs.errors import SpecError
+from kvwall.inputs.loader import QuantityReader, read_yaml, validate
 from kvwall.inputs.specs import Device, Model, Sourced, Workload
 from kvwall.tier.constraints import DecodeSet, Prefetch, Residency, Tier, TierScenario
 

@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.deployment import Deployment, DeploymentError, ServingInputs, checked_deployment
+from kvwall.inputs.deployment import Deployment, ServingInputs, checked_deployment
+from kvwall.inputs.errors import DeploymentError
 from kvwall.inputs.validation_map import ValidationMap
 from kvwall.model.capacity import running_batch, sequences_that_fit
 from kvwall.model.decode_inputs import COST_INPUTS as DECODE_INPUTS
