@@ -476,3 +476,21 @@ def test_a_bad_engine_assumption_stops_with_one_line(tmp_path, old, new, key, re
     with pytest.raises(SpecError) as error:
         load_catalog(config)
     assert (error.value.file, error.value.key) == (str(assumptions), key) and reason in error.value.reason
+
+
+@pytest.mark.parametrize("command", [
+    ["regime", "--device", "b200", "--batch", "32"], ["footprint"], ["fit", "--device", "h100-sxm", "--batch", "1"],
+    ["crossover", "--device", "b200", "--batch", "1", "32"],
+])
+def test_the_papers_own_workloads_say_once_that_they_extrapolate_the_model(capsys, command):
+    # SoK Table 6 runs Llama-3-70B (max_position_embeddings 8,192) at 128k on purpose: no warning, one line in the answer
+    assert main([*command, "--model", "llama-3-70b", "--context", "128k", "--config", CONFIG]) == 0
+    out, err = capsys.readouterr()
+    assert "exceed" not in err
+    assert [line for line in out.splitlines() if "extrapolates" in line] == [
+        "  The SoK's W1, W2, W3, W4 run Llama-3-70B at 128,000 tokens, past the 8,192 it is configured for "
+        "(max_position_embeddings): the paper's frame extrapolates its architecture on purpose (SoK Table 6)"]
+    # the same model at a context of the user's own is warned about, and the answer says nothing of the paper
+    assert main([*command, "--model", "llama-3-70b", "--context", "200k", "--config", CONFIG]) == 0
+    out, err = capsys.readouterr()
+    assert "200,000 tokens exceed the 8,192 Llama-3-70B is configured for" in err and "SoK Table 6" not in out

@@ -87,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
     if at_context is None:
         print("Add --context S for each device's bytes, regime, step times and the smallest deployment that holds b.")
     else:
+        extrapolation = request.paper_extrapolation(catalog, model, request.context_of(args, catalog)[0])
+        if extrapolation:
+            print(extrapolation)
         _print_answers_at_context(at_context, deployment, args.context)
     return 0
 
@@ -101,7 +104,7 @@ def _answers_at_context(args: argparse.Namespace, catalog: Catalog, model: Model
     precisions = {device.id: request.precision_of(catalog, device) for device in devices}
     found = serving.answers_at_context(model, devices, deployment, args.batch, context, inputs, precisions,
                                        a.weight_dtype, a.kv_dtype, args.engine)
-    request.warn_beyond_context(model, context, args.context)
+    request.warn_beyond_context(model, context, args.context, catalog)
     return found
 
 

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_serving_inputs(catalog)
     found = serving.fitting_deployments(model, device, args.batch, context, inputs, precision, a.weight_dtype,
                                         a.kv_dtype, args.engine)
-    request.warn_beyond_context(model, context, args.context)
+    request.warn_beyond_context(model, context, args.context, catalog)
     estimates = [calibrated.calibrated_answer(args, catalog, model, device, f.deployment, precision) for f in found]
     linked = device.scale_up is not None
     alone = "" if linked else (f"{device.name} has no scale-up link in {inputs.file_of(device)}: only one device is "
@@ -55,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{model.name} on {device.name}, batch {args.batch}, context {tokens(context)}, {a.weight_dtype} weights, "
           f"{a.kv_dtype} KV, {inputs.memory(args.engine).rule}: per device count that holds every sequence, fewest "
           "first, the layout with the lowest step-time bound; all values derived")
+    extrapolation = request.paper_extrapolation(catalog, model, context)
+    if extrapolation:
+        print(extrapolation)
     if alone:
         print(f"  {alone}.")
     if not found:

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = request.with_formats(catalog, weight_dtype=request.weight_dtype(args, model))
     context, context_basis = request.context_of(args, catalog)
     dtypes = [request.kv_dtype(d, model) for d in args.kv_dtype] if args.kv_dtype else [catalog.assumptions.kv_dtype]
-    request.warn_beyond_context(model, context, args.context)
+    request.warn_beyond_context(model, context, args.context, catalog)
     dtype_basis = "--kv-dtype" if args.kv_dtype else "kv_dtype (assumption)"
     weights = answers.weights(model, catalog.assumptions)
     rows = [answers.footprint(model, context, args.batch, dtype, dtype_basis) for dtype in dtypes]
@@ -45,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
                       "batch": answers.stated(args.batch, "count", "the batch asked for"), "weights": weights, "kv": rows})
         return 0
     print(f"{model.name}: batch {args.batch}, context {tokens(context)} ({thousands(context)} tokens)")
+    extrapolation = request.paper_extrapolation(catalog, model, context)
+    if extrapolation:
+        print(extrapolation)
     print(show.line("weights", weights))
     for row in rows:
         print(show.line(f"KV per token, {row.kv_dtype}", row.kv_bytes_per_token))

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     smallest = serving.smallest_fitting(model, device, args.batch, context, inputs, precision, a.weight_dtype,
                                         a.kv_dtype, args.engine)
     rules = advice.design_rules(point, per_device, smallest)
-    request.warn_beyond_context(model, context, args.context)
+    request.warn_beyond_context(model, context, args.context, catalog)
     estimate = calibrated.calibrated_answer(args, catalog, model, device, deployment, precision)
     if args.json:
         show.as_json({"command": "regime", "model": model.id, "device": device.id, "engine": per_device.engine.engine,
@@ -125,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"Paper frame (SoK sections 3.1-3.5: one device, every weight read whole at w_p, HBM - P w_p for KV, "
           f"bytes-only S(c); {placement} pages): regime {point.regime}; AI {ai:.1f} FLOP/B is {roofline} "
           f"{ridge:.0f} FLOP/B")
+    extrapolation = request.paper_extrapolation(catalog, model, context)
+    if extrapolation:
+        print(extrapolation)
     if point.devices_needed.value > 1:
         print(f"  Capacity: {show.quantity(point.memory_needed)} of weights and KV against "
               f"{show.quantity(point.hbm_capacity)} per {device.name}: {point.devices_needed.value:g} devices' worth, "

@@ -78,8 +78,29 @@ def kv_dtype(text: str | None, model) -> str | None:
     return model.kv_format
 
 
-def warn_beyond_context(model: Model, context: float, text: str) -> None:
-    """One warning line where the context exceeds the model's maximum (max_context, max_position_embeddings)."""
+def papers_workloads_at(catalog: Catalog, model: Model, context: float) -> tuple[str, ...]:
+    """The paper's workloads (SoK Table 6) a question asks for: its evaluation model at a workload's context."""
+    if model.id != catalog.evaluation.model:
+        return ()
+    return tuple(workload.id.upper() for workload in catalog.workloads.values() if workload.context == context)
+
+
+def paper_extrapolation(catalog: Catalog, model: Model, context: float) -> str | None:
+    """The one line that says the paper's own workloads run the model past the context it is configured for, on
+    purpose (SoK Table 6: Llama-3-70B, configured for 8,192 tokens, at 128k); None for any other question."""
+    workloads = papers_workloads_at(catalog, model, context)
+    if not workloads or not (model.max_context and context > model.max_context):
+        return None
+    return (f"  The SoK's {', '.join(workloads)} run {model.name} at {thousands(context)} tokens, past the "
+            f"{thousands(model.max_context)} it is configured for (max_position_embeddings): the paper's frame "
+            "extrapolates its architecture on purpose (SoK Table 6)")
+
+
+def warn_beyond_context(model: Model, context: float, text: str, catalog: Catalog) -> None:
+    """One warning line where the context exceeds the model's maximum (max_context, max_position_embeddings), except
+    at the paper's own workloads, whose answer says so once (paper_extrapolation)."""
+    if papers_workloads_at(catalog, model, context):
+        return
     if model.max_context and context > model.max_context:
         print(f"kvwall: warning: --context {text}: {thousands(context)} tokens exceed the {thousands(model.max_context)} "
               f"{model.name} is configured for (max_context, max_position_embeddings); the answer extrapolates its "
