@@ -276,8 +276,10 @@ def estimate_error(summary: pd.DataFrame) -> Table:
         "rates (no fitted constant), with each engine's constants fitted on every point, on points held out by "
         f"grouped {FOLDS}-fold cross-validation (points that differ only in concurrency in one fold), the same with "
         "the offsets of serving_estimate_offsets fitted on the other folds alone, and by leaving one model, one "
-        "device or one engine version out; and the 10th and 90th percentiles of measured / estimate, "
-        "between which 80% of the points fall.",
+        "device or one engine version out; then what an estimate knows of what it never measured: one model or one "
+        "device left out with the offsets of the other models' or devices' points (a held-out model keeps no offset "
+        "of its own), and one model family (the model_type of its config.json) left out; and the 10th and 90th "
+        "percentiles of measured / estimate, between which 80% of the points fall.",
         columns=_ERROR,
         rows=records(frame, _ERROR),
         sources=(MEASUREMENTS_SOURCE,),
