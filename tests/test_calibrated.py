@@ -257,3 +257,19 @@ def test_kvwall_regime_prices_a_measured_model_with_the_offsets_kvwall_plan_read
     said = capsys.readouterr().out
     assert "times its offsets (tables/derived/serving_estimate_offsets: TPOT x" in said
     assert f"prefill stretching the step x{stretch:.2f})" in said
+
+
+def test_the_validate_summary_names_an_engine_without_constants():
+    from kvwall.cli.validate import calibrated_summary
+    from kvwall.validation.run import Validation
+
+    points = pd.DataFrame({"id": ["a", "b", "c"], "backend": ["vllm", "vllm", "sglang"], "reason": None})
+    rows = pd.DataFrame({"silicon_tpot_ms": [10.0, 20.0, 30.0]})
+    # vllm: 11 against 10 and 18 against 20 ms, both 10% off; with offsets 10.5 and 20 ms; sglang not priced
+    estimates = pd.DataFrame({"tpot_estimate_ms": [11.0, 18.0, np.nan], "tpot_planned_ms": [10.5, 20.0, np.nan]})
+    lines = calibrated_summary(Validation(points, pd.DataFrame()), rows, estimates, {"a"}, {"vllm": None})
+    assert lines == [
+        "  calibrated estimate (derived from reported data), median |error|: 0.10 on 1 rows fitted on, 0.10 on 1 unseen rows",
+        "  with its offsets (as planned), median |error|: 0.05 on 1 rows fitted on, 0.00 on 1 unseen rows",
+        "  sglang: no fitted constants in tables/derived/serving_engine_constants: its rows keep no calibrated or "
+        "planned estimate"]

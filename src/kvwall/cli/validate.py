@@ -76,9 +76,10 @@ def _refusals(reasons: pd.Series) -> list[tuple[str, int]]:
 
 
 def calibrated_summary(validation: Validation, rows: pd.DataFrame, estimates: pd.DataFrame,
-                       fitted_ids: set[str]) -> list[str]:
+                       fitted_ids: set[str], calibrated) -> list[str]:
     """The median TPOT error of the calibrated estimate and of the planned one (its constants times the offsets) on
-    the file's rows, split into rows the calibration was fitted on (``fitted_ids``) and rows it never saw."""
+    the file's rows, split into rows the calibration was fitted on (``fitted_ids``) and rows it never saw; and, one
+    a line, each engine of the rows without constants (not in ``calibrated``)."""
     understood = validation.understood
     measured = rows.loc[understood.index, "silicon_tpot_ms"]
     seen = understood["id"].isin(fitted_ids)
@@ -91,6 +92,9 @@ def calibrated_summary(validation: Validation, rows: pd.DataFrame, estimates: pd
             chosen = chosen.dropna()
             parts.append(f"{chosen.median():.2f} on {len(chosen):,} {label}" if len(chosen) else f"none on {label}")
         lines.append(f"  {name}, median |error|: {', '.join(parts)}")
+    for engine in sorted(set(understood["backend"]) - set(calibrated)):
+        lines.append(f"  {engine}: no fitted constants in tables/derived/serving_engine_constants: its rows keep no "
+                     "calibrated or planned estimate")
     return lines
 
 
@@ -154,7 +158,7 @@ def run(args: argparse.Namespace, catalog: Catalog) -> int:
     else:
         write_output(output, text)
     print(summary(validation, rows), file=sys.stderr)
-    print("\n".join(calibrated_summary(validation, rows, estimates, fitted_ids(tables))), file=sys.stderr)
+    print("\n".join(calibrated_summary(validation, rows, estimates, fitted_ids(tables), constants)), file=sys.stderr)
     if args.summary:
         print(estimate_summary(validation, rows, vmap.tokens_per_step, serving.collective_latency,
                                        vmap.offset_pseudo_count, vmap.families), file=sys.stderr)
