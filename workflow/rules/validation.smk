@@ -65,7 +65,9 @@ rule validation_tables:
 # Which operation's efficiency carries over to a model the fit never saw (kvwall.validation.transfer): its own job,
 # beside the tables', for its fits leaving one model out with each candidate cost.
 TRANSFER_TABLES = ("derived/serving_transfer", "derived/serving_transfer_models")
-VALIDATION_ARTIFACTS += expand("tables/{table}.{ext}", table=TRANSFER_TABLES, ext=("csv", "md", "tex"))
+VALIDATION_ARTIFACTS += expand(
+    "tables/{table}.{ext}", table=TRANSFER_TABLES, ext=("csv", "md", "tex")
+)
 
 
 rule validation_transfer:
