@@ -296,6 +296,9 @@ def file_hashes(root: Path) -> dict[str, str]:
          "config/validation.yaml: systems.b300_sxm.device: device 'b301' is not in the catalogue"),
         ("validation.yaml", "kv_format: {value: fp8,", "kv_format: {value: fp9,",
          "config/validation.yaml: kv_format.value: storage format 'fp9' is not understood"),
+        # a mapped model without the family it is held out with
+        ("validation.yaml", "    glm-5: glm_moe_dsa\n", "",
+         "config/validation.yaml: families.models: model 'glm-5' (models.zhipuai/GLM-5) has no family"),
         # a fabric without the link past its domain: the deployment search would leave it
         ("device_assumptions.yaml", "      scale_out: {name: ConnectX-7 400 Gb/s, bandwidth: {value: 400, unit: Gb/s, source: hgx-8-gpu-cx7}}\n", "",
          "config/device_assumptions.yaml: device_assumptions.h100-sxm.fabric.scale_out: missing: "),

@@ -10,6 +10,7 @@ import pytest
 from kvwall.model.decode_costs import COSTS
 from kvwall.model.engine_constants import EngineConstants
 from kvwall.validation.calibrated import NotCalibrated, estimate, estimate_columns, read_calibrated
+from kvwall.validation.points import COST_INPUTS
 
 
 def _tables(folder):
@@ -83,13 +84,16 @@ def test_kvwall_regime_prints_the_calibrated_estimate_with_its_held_out_error(ro
     assert main([*command, "--isl", "1024", "--osl", "1024"]) == 0
     lines = capsys.readouterr().out.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("Calibrated estimate, vllm (agg"))
-    assert "derived from reported data" in lines[head] and "grouped 5-fold cross-validation" in lines[head]
+    # llama-3-70b: a model the measurements do not hold, so the band of a model left out of every fit
+    assert "derived from reported data" in lines[head]
+    assert "error band: leave one model out, with offsets (cross-validation)" in lines[head]
     assert "never a bound" in lines[head]
     constants = pd.read_csv(root / "tables" / "derived" / "serving_engine_constants.csv")
     fixed = constants[(constants["backend"] == "vllm") & (constants["constant"] == "fixed_step")]["value"].iloc[0]
     assert f"fixed step {fixed:.3g} ms" in lines[head]
     errors = pd.read_csv(root / "tables" / "derived" / "serving_estimate_error.csv")
-    held = errors[(errors["scheme"] == "grouped 5-fold") & (errors["backend"] == "vllm") & (errors["mode"] == "agg")]
+    held = errors[(errors["scheme"] == "leave one model out, with offsets") & (errors["backend"] == "vllm")
+                  & (errors["mode"] == "agg")]
     tpot_error = held[held["quantity"] == "TPOT"]["median_error"].iloc[0]
     assert lines[head + 1].startswith("  TPOT ") and f"median held-out error {tpot_error:.0%}" in lines[head + 1]
     assert "datasheet estimate" in lines[head + 1] and lines[head + 2].startswith("  TTFT ")
@@ -130,9 +134,58 @@ def test_kvwall_validate_writes_the_calibrated_and_datasheet_estimates(root, tmp
     costs = row[[f"cost_{name}_ms" for name in COSTS]]
     assert costs.sum() == pytest.approx(row["tpot_estimate_ms"]) and (costs >= 0).all()
     assert row["cost_imbalance_ms"] == 0.0  # dense, TP only
+    # what kvwall plan --engine prices the row with: the estimate times the offsets of every level that holds its key
+    # (tables/derived/serving_estimate_offsets) at its 128 sequences per rank and its step's prefill stretch, each
+    # level's factor x slope^(log2 x - log2 centre) x prefill slope^(log2 z - log2 centre), x and z within its range
+    offsets = pd.read_csv(root / "tables" / "derived" / "serving_estimate_offsets.csv", keep_default_na=False)
+    key = {"backend": "trtllm", "quantity": "TPOT", "mode": "agg", "model": "llama-3.1-70b", "device": "h200-sxm",
+           "layout": "4 GPUs TP4", "weight_format": "fp8"}
+    stretch = row["tpot_estimate_ms"] / (row["tpot_estimate_ms"] - row["cost_prefill_ms"])
+    factor = 1.0
+    for level, width in (("model", 4), ("device", 5), ("layout", 6), ("weight format", 7)):
+        held = offsets[(offsets["level"] == level)
+                       & np.logical_and.reduce([offsets[c] == v for c, v in list(key.items())[:width]])]
+        assert len(held) == 1, level  # the row's engine, model, device, layout and format were measured
+        t = held.iloc[0]
+        x = np.clip(128.0, float(t["sequences_low"]), float(t["sequences_high"]))
+        z = np.clip(stretch, float(t["prefill_stretch_low"]), float(t["prefill_stretch_high"]))
+        factor *= (float(t["factor"]) * float(t["slope"]) ** (np.log2(x) - np.log2(float(t["sequences"])))
+                   * float(t["prefill_slope"]) ** (np.log2(z) - np.log2(float(t["prefill_stretch"]))))
+    assert row["tpot_planned_ms"] == pytest.approx(row["tpot_estimate_ms"] * factor, rel=1e-9)
+    assert row["planned_layer"] == "offsets to weight format"
+    assert row["ttft_planned_ms"] > 0
     summary = capsys.readouterr().err
     assert "calibrated estimate (derived from reported data), median |error|: " in summary
     assert "on 1 rows fitted on, none on unseen rows" in summary
+    assert "  with its offsets (as planned), median |error|: 0.01 on 1 rows fitted on" in summary
+
+
+def test_a_model_the_offsets_do_not_hold_is_priced_with_the_constants_alone():
+    from kvwall.validation.calibrated import CONSTANTS_LAYER, planned_columns
+    from kvwall.validation.offsets import fitted_offsets, point_keys, sequences_per_rank
+
+    points = pd.DataFrame({"backend": "vllm", "mode": "agg", "model": ["llama-3.1-8b", "qwen3-32b"], "device": "h200-sxm",
+                           "weight_format": "bf16", "devices": 1, "tp": 1, "pp": 1, "dp": 1, "expert_ranks": 1,
+                           "running_batch": 8.0, "reason": None})
+    for name in COST_INPUTS:
+        points[name] = 0.0
+    points = points.assign(pipeline_idle=1.0, hbm_bandwidth=4.8e12, peak_flops=1e15, weight_read_per_device=4.8e9,
+                           kv_read_per_device=0.0, stored_kv_ratio=1.0, osl=1000.0, imbalance_read_per_device=0.0,
+                           expert_ranks=1.0, dispatch_load=0.0)
+    constants = EngineConstants(0.0, 0.5, 0.5, 0.0, 0.0)
+    # the offsets hold llama-3.1-8b only: one point measured at e^0.4 its estimate, shrunk by 1 / (1 + 3)
+    lookup = fitted_offsets(point_keys(points.iloc[:1]), {"TPOT": pd.Series([0.4]), "TTFT": pd.Series([0.4])},
+                            sequences_per_rank(points.iloc[:1]), pd.Series([1.0]), 3.0)
+    planned = planned_columns(points, {"vllm": constants}, {"vllm": lookup}, 1.0)
+    # weights 4.8 GB over 0.5 x 4.8 TB/s: 2 ms a step, nothing else
+    assert planned["tpot_planned_ms"].iloc[1] == pytest.approx(2.0)
+    assert planned["planned_layer"].iloc[1] == CONSTANTS_LAYER
+    # each level keeps 1 / (1 + 3) of what the coarser ones left, its factor rounded to three digits: e^0.1 = 1.11,
+    # e^0.075 = 1.08, e^0.05625 = 1.06, e^0.0421875 = 1.04 (one point: no slope)
+    assert planned["tpot_planned_ms"].iloc[0] == pytest.approx(2.0 * 1.11 * 1.08 * 1.06 * 1.04, rel=1e-9)
+    assert planned["planned_layer"].iloc[0] == "offsets to weight format"
+    # an engine without constants is not priced, and names no layer
+    assert planned_columns(points, {}, {}, 1.0)["planned_layer"].isna().all()
 
 
 def test_kvwall_fit_prices_every_layout_it_lists_once_calibrated(root, capsys):
@@ -159,7 +212,8 @@ def test_kvwall_regime_json_holds_the_calibrated_estimate(root, capsys):
                  "--tp", "4", "--config", str(root / "config"), "--engine", "vllm", "--isl", "1024", "--osl", "1024",
                  "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)["calibrated_estimate"]
-    assert answer["evidence"] == "derived from reported data" and answer["tpot_error"]["scheme"] == "grouped 5-fold"
+    assert answer["evidence"] == "derived from reported data"
+    assert answer["tpot_error"]["scheme"] == "leave one model out, with offsets"  # a model never measured
     assert math.isclose(sum(answer["costs_s_per_token"].values()), answer["tpot_s"], rel_tol=1e-12)
     assert answer["tpot_s"] >= answer["tpot_datasheet_s"] and answer["ttft_s"] >= answer["ttft_datasheet_s"]
 
@@ -203,3 +257,19 @@ def test_kvwall_regime_prices_a_measured_model_with_the_offsets_kvwall_plan_read
     said = capsys.readouterr().out
     assert "times its offsets (tables/derived/serving_estimate_offsets: TPOT x" in said
     assert f"prefill stretching the step x{stretch:.2f})" in said
+
+
+def test_the_validate_summary_names_an_engine_without_constants():
+    from kvwall.cli.validate import calibrated_summary
+    from kvwall.validation.run import Validation
+
+    points = pd.DataFrame({"id": ["a", "b", "c"], "backend": ["vllm", "vllm", "sglang"], "reason": None})
+    rows = pd.DataFrame({"silicon_tpot_ms": [10.0, 20.0, 30.0]})
+    # vllm: 11 against 10 and 18 against 20 ms, both 10% off; with offsets 10.5 and 20 ms; sglang not priced
+    estimates = pd.DataFrame({"tpot_estimate_ms": [11.0, 18.0, np.nan], "tpot_planned_ms": [10.5, 20.0, np.nan]})
+    lines = calibrated_summary(Validation(points, pd.DataFrame()), rows, estimates, {"a"}, {"vllm": None})
+    assert lines == [
+        "  calibrated estimate (derived from reported data), median |error|: 0.10 on 1 rows fitted on, 0.10 on 1 unseen rows",
+        "  with its offsets (as planned), median |error|: 0.05 on 1 rows fitted on, 0.00 on 1 unseen rows",
+        "  sglang: no fitted constants in tables/derived/serving_engine_constants: its rows keep no calibrated or "
+        "planned estimate"]

@@ -222,13 +222,28 @@ def test_kvwall_validate_summary_reports_the_held_out_error_beside_its_targets(r
                  "--summary"]) == 0
     assert source.read_bytes() == before
     lines = capsys.readouterr().err.splitlines()
-    start = lines.index("  estimate on agg rows it was not fitted on (target; datasheet rates beside):")
-    reported = [line.split()[:4] for line in lines[start + 1:]]
-    assert reported == [["grouped", "5-fold", "TPOT", "median_error"], ["grouped", "5-fold", "TPOT", "mean_error"],
-                        ["grouped", "5-fold", "TPOT", "within_10"], ["grouped", "5-fold", "TTFT", "median_error"],
-                        ["leave", "one", "model", "out"]]
-    median = float(lines[start + 1].split()[4].rstrip("%")) / 100
-    assert 0.05 < median < 0.30  # the calibrated estimate, far closer than the datasheet's 50%
+    start = lines.index("  estimate on rows it was not fitted on (target; datasheet rates beside):")
+    reported = [line.split(": ")[0].strip() + " " + " ".join(line.split(": ")[1].split()[:3])
+                for line in lines[start + 1:]]
+    # new models first, then a new device, then the in-distribution folds
+    assert reported == ["leave one model out, with offsets agg TPOT median_error",
+                        "leave one model out, with offsets agg TPOT mean_error",
+                        "leave one model out, with offsets agg TPOT within_10",
+                        "leave one model out, with offsets agg TTFT median_error",
+                        "leave one device out, with offsets agg TPOT median_error",
+                        "grouped 5-fold, with offsets agg TPOT median_error",
+                        "grouped 5-fold, with offsets agg TTFT median_error",
+                        "grouped 5-fold, with offsets disagg TTFT median_error"]
+    errors = pd.read_csv(root / "tables" / "derived" / "serving_estimate_error.csv").set_index(
+        ["scheme", "quantity", "backend", "mode"])
+    # each printed value is the committed table's, to 0.1%
+    for line, (scheme, quantity, mode, statistic) in ((lines[start + 1], (
+            "leave one model out, with offsets", "TPOT", "agg", "median_error")), (lines[start + 6], (
+            "grouped 5-fold, with offsets", "TPOT", "agg", "median_error"))):
+        printed = float(line.split(": ")[1].split()[3].rstrip("%")) / 100
+        assert printed == pytest.approx(errors.loc[(scheme, quantity, "all", mode), statistic], abs=5e-4)
+    median = float(lines[start + 6].split(": ")[1].split()[3].rstrip("%")) / 100
+    assert 0.03 < median < 0.15  # in distribution, with offsets: far closer than the datasheet's 48%
 
 
 def test_a_constant_within_a_millionth_of_its_range_from_a_bound_is_that_bound():

@@ -90,8 +90,8 @@ def test_the_plan_reads_the_tables_constants_and_error(catalog):
     assert fit.calibrated.points == constants.set_index("constant").loc["fixed_step", "points"]
     error = pd.read_csv("tables/derived/serving_estimate_error.csv").set_index(["scheme", "quantity", "backend", "mode"])
     # the band of the estimate the plan prints: for a model the offsets hold, the constants times the offsets, both
-    # fitted on other folds; for one they do not, the constants alone
-    with_offsets, alone = "grouped 5-fold, with offsets", "grouped 5-fold"
+    # fitted on other folds; for one they do not, its error on a model left out of every fit
+    with_offsets, alone = "grouped 5-fold, with offsets", "leave one model out, with offsets"
     for model, mode, scheme in (("llama-3.1-70b", "agg", with_offsets), ("deepseek-v3", "disagg", with_offsets),
                                 ("llama-3.1-70b", "disagg", alone), ("llama-3-70b", "agg", alone)):
         for quantity, band in zip(("TPOT", "TTFT"), fit.bands(mode, catalog.models[model])):
@@ -116,8 +116,9 @@ def test_the_plan_states_what_the_tables_beside_its_config_hold(root, tmp_path, 
     constants.loc[(constants["backend"] == "vllm") & (constants["constant"] == "fixed_step"), "value"] = 7.5
     constants.to_csv(derived / "serving_engine_constants.csv", index=False)
     errors = pd.read_csv(derived / "serving_estimate_error.csv")
-    # llama-3-8b: a model the measurements do not hold, so no offset and the band of the constants alone
-    held = (errors["scheme"] == "grouped 5-fold") & (errors["backend"] == "vllm") & (errors["mode"] == "agg")
+    # llama-3-8b: a model the measurements do not hold, so no offset and the band of a model left out of every fit
+    held = ((errors["scheme"] == "leave one model out, with offsets") & (errors["backend"] == "vllm")
+            & (errors["mode"] == "agg"))
     errors.loc[held & (errors["quantity"] == "TPOT"), ["median_error", "measured_over_estimate_p10",
                                                        "measured_over_estimate_p90"]] = [0.31, 0.42, 2.53]
     errors.to_csv(derived / "serving_estimate_error.csv", index=False)
@@ -260,6 +261,10 @@ def test_the_band_is_the_estimate_with_offsets_only_where_they_hold_the_model(ca
     held, new = catalog.models["llama-3-8b"], catalog.models["llama-3-70b"]
     assert FIT_OFFSETS.bands("agg", held) == (WITH_BAND, WITH_BAND)
     assert FIT_OFFSETS.bands("agg", new) == FIT_OFFSETS.bands("agg") == (BAND, BAND)
+    # with the error of a model left out of every fit, that is the band of a model the measurements do not hold
+    new_band = HeldOutError("leave one model out, with offsets", 100, 0.19, 0.24, 0.77, 1.65)
+    fit = replace(FIT_OFFSETS, new_model=replace(FIT.calibrated, tpot_error={"agg": new_band}, ttft_error={}))
+    assert fit.bands("agg", new) == (new_band, None) and fit.bands("agg", held) == (WITH_BAND, WITH_BAND)
 
 
 def test_a_layouts_key_names_what_the_measurements_name(catalog):

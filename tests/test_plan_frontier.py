@@ -24,8 +24,11 @@ def test_the_panels_are_the_best_measured_model_system_and_format_one_per_model(
 
 @pytest.fixture(scope="module")
 def panels(catalog, committed_validation):
+    from kvwall.plan.calibrated import read_plan_calibration
+
     rows, vmap, result = committed_validation
-    return catalog, frontier_panels(result.understood.assign(tpot_ms=rows["silicon_tpot_ms"]), catalog, vmap)
+    fits = {engine: read_plan_calibration(catalog, engine) for engine in ("sglang", "trtllm", "vllm")}
+    return catalog, frontier_panels(result.understood.assign(tpot_ms=rows["silicon_tpot_ms"]), catalog, vmap, fits)
 
 
 def test_each_frontier_trades_tokens_per_user_for_tokens_per_gpu(panels):
@@ -34,6 +37,24 @@ def test_each_frontier_trades_tokens_per_user_for_tokens_per_gpu(panels):
     for p in found:
         assert np.all(np.diff(p.frontier_per_user) < 0) and np.all(np.diff(p.frontier_per_gpu) > 0), p.model
         assert p.measured and set(p.measured) <= set(ENGINE_MARKERS)
+        # every measured engine's calibrated frontier too, slower than the datasheet's where it is fastest per user
+        assert set(p.calibrated) == set(p.measured), p.model
+        for engine, edge in p.calibrated.items():
+            per_user = np.array([q.tokens_per_second_per_user for q in edge.points])
+            per_gpu = np.array([q.tokens_per_second_per_device for q in edge.points])
+            assert np.all(np.diff(per_user) < 0) and np.all(np.diff(per_gpu) > 0), (p.model, engine)
+            assert per_user[0] < p.frontier_per_user[0] and edge.low < 1.0 < edge.high
+
+
+def test_the_calibrated_frontiers_band_is_the_held_out_error_the_plan_prints(panels, root):
+    _, found = panels
+    errors = pd.read_csv(root / "tables/derived/serving_estimate_error.csv").set_index(
+        ["scheme", "quantity", "backend", "mode"])
+    for p in found:  # the best-measured models: the offsets hold each, so the band is grouped 5-fold's with offsets
+        for engine, edge in p.calibrated.items():
+            row = errors.loc[("grouped 5-fold, with offsets", "TPOT", engine, "agg")]
+            assert edge.scheme == "grouped 5-fold, with offsets"
+            assert (edge.low, edge.high) == (row["measured_over_estimate_p10"], row["measured_over_estimate_p90"])
 
 
 def test_the_figure_is_legible_and_saves_the_same_bytes_twice(panels, tmp_path):
@@ -53,9 +74,15 @@ def test_the_table_holds_every_frontier_point_of_every_panel_in_stretches_of_one
     catalog, found = panels
     table = plan_frontier(found, catalog, LENGTHS)
     table.check_key()
-    rows = pd.DataFrame(table.rows)
+    every = pd.DataFrame(table.rows)
+    rows = every[every["estimate"] == "datasheet"]
     assert rows["points"].sum() == sum(len(p.points) for p in found) and len(rows) < rows["points"].sum() / 10
+    assert rows["band_low"].isna().all()
     for p in found:
+        for engine, edge in p.calibrated.items():  # a row per layout of the calibrated frontier, with its band
+            theirs = every[(every["model_id"] == p.model) & (every["estimate"] == f"{engine}, calibrated")]
+            assert theirs["points"].sum() == len(edge.points) and theirs["layout"].is_unique
+            assert (theirs["band_low"] == edge.low).all() and (theirs["band_high"] == edge.high).all()
         mine = rows[(rows["model_id"] == p.model) & (rows["device_id"] == p.device)]
         labels = [q.deployment.label for q in p.points]
         assert [label for label, n in zip(mine["layout"], mine["points"]) for _ in range(n)] == labels

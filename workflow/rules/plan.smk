@@ -41,6 +41,15 @@ rule plan_frontier:
         "matplotlibrc",
         view=VIEWS["serving"],
         validated=VALIDATED,
+        # the engines' calibrations (kvwall.plan.calibrated reads them beside the config/)
+        calibration=expand(
+            "tables/{table}.csv",
+            table=(
+                VALIDATION_TABLES["constants"],
+                VALIDATION_TABLES["error"],
+                VALIDATION_TABLES["offsets"],
+            ),
+        ),
         script="workflow/scripts/plan_frontier.py",
         code=kvwall_code("workflow/scripts/plan_frontier.py"),
     output:

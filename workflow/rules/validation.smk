@@ -62,6 +62,30 @@ rule validation_tables:
         "python {input.script:q} {output:q} {input.view:q} {input.validated:q} 2> {log:q}"
 
 
+# Which operation's efficiency carries over to a model the fit never saw (kvwall.validation.transfer): its own job,
+# beside the tables', for its fits leaving one model out with each candidate cost.
+TRANSFER_TABLES = ("derived/serving_transfer", "derived/serving_transfer_models")
+VALIDATION_ARTIFACTS += expand(
+    "tables/{table}.{ext}", table=TRANSFER_TABLES, ext=("csv", "md", "tex")
+)
+
+
+rule validation_transfer:
+    input:
+        view=VIEWS["serving"],
+        validated=VALIDATED,
+        script="workflow/scripts/validation_transfer.py",
+        code=kvwall_code("workflow/scripts/validation_transfer.py"),
+    output:
+        expand("tables/{table}.{ext}", table=TRANSFER_TABLES, ext=("csv", "md", "tex")),
+    log:
+        "logs/validation/transfer.log",
+    conda:
+        "../envs/kvwall.yaml"
+    shell:
+        "python {input.script:q} {output:q} {input.view:q} {input.validated:q} 2> {log:q}"
+
+
 from kvwall.figures.serving import COST_SHARES_FIGURE, SERVING_FIGURES
 
 VALIDATION_ARTIFACTS += expand(

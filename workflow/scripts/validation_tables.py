@@ -25,7 +25,7 @@ rows, vmap, result = load_validation(validated)
 fold_fits = {}  # the grouped cross-validation's constants, which the held-out claim prices with again
 calibrations, predicted, summary = assess(result.understood, rows, vmap.tokens_per_step,
                                           load_serving_inputs(catalog).collective_latency, vmap.offset_pseudo_count,
-                                          fold_fits)
+                                          vmap.families, fold_fits)
 held_out = held_out_speedups(result.pairs, result.understood, measured_times(result.understood, rows), vmap.tokens_per_step,
                              fold_fits)
 built = {

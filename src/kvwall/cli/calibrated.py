@@ -14,7 +14,7 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.model.decode_costs import prefill_stretch
-from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT_WITH_OFFSETS, OFFSETS_TABLE, NotCalibrated,
+from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT_WITH_OFFSETS, NEW_MODEL, OFFSETS_TABLE, NotCalibrated,
                                          band_of, cost_points, estimate, read_calibrated, read_offsets, tables_beside)
 from kvwall.validation.estimate_error import QUANTITIES
 from kvwall.validation.offsets import OFFSET_COST, deployment_key
@@ -51,7 +51,8 @@ def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device,
     except NotCalibrated as error:
         return {"engine": args.engine, "refused": str(error)}
     key = deployment_key(args.engine, MODE, model, device, deployment)
-    band = band_of(calibrated, read_calibrated(tables, args.engine, HELD_OUT_WITH_OFFSETS), offsets, MODE, model.id)
+    band = band_of(read_calibrated(tables, args.engine, HELD_OUT_WITH_OFFSETS),
+                   read_calibrated(tables, args.engine, NEW_MODEL), offsets, MODE, model.id)
     vmap = load_validation_map(Path(catalog.files["devices"]).parent / VALIDATION_FILE, catalog)
     serving = load_serving_inputs(catalog)
     points = cost_points(model, device, deployment, args.engine, MODE, args.batch, args.isl, args.osl, vmap, serving,
@@ -92,7 +93,7 @@ def _header(answer: dict) -> str:
             f"collective message, {c.first_token_fixed * 1e3:.3g} ms before a first token), times its offsets "
             f"({answer['offsets_table']}: TPOT x{answer['offsets']['tpot']['factor']:.2f}, TTFT "
             f"x{answer['offsets']['ttft']['factor']:.2f}, prefill stretching the step "
-            f"x{answer['offsets']['prefill_stretch']:.2f}); error band: {answer['held_out']} cross-validation, never a "
+            f"x{answer['offsets']['prefill_stretch']:.2f}); error band: {answer['held_out']} (cross-validation), never a "
             "bound")
 
 

@@ -8,9 +8,12 @@ ttft_estimate_ms are the calibrated estimate, with each engine's constants as ta
 holds them (derived from reported data; empty for an engine without constants, or where the tables are not built),
 tpot_datasheet_ms the same decode step at datasheet rates, cost_<name>_ms each named cost of the calibrated TPOT
 (kvwall.model.decode_costs), and tpot_stated_ms the step-time estimate of stated assumptions only
-(kvwall.model.step_time). With --summary the summary
+(kvwall.model.step_time). tpot_planned_ms and ttft_planned_ms are what `kvwall plan --engine` prices the row's
+deployment with: the calibrated estimate times the engine's offsets of tables/derived/serving_estimate_offsets
+(kvwall.validation.calibrated.planned_columns), planned_layer the layer that priced it (the finest offset level that
+holds the row, or the constants alone where the measurements hold nothing of its engine, mode and model). With --summary the summary
 adds the error of the calibrated estimate on the file's own rows it was not fitted on (kvwall.validation.estimate_error),
-beside its targets.
+beside its targets (kvwall.validation.targets: new models first).
 """
 
 from __future__ import annotations
@@ -30,23 +33,26 @@ from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.model.decode_costs import COSTS
 from kvwall.tables.validation import layout_label
-from kvwall.validation.calibrated import engine_constants, estimate_columns, fitted_ids, tables_beside
+from kvwall.validation.calibrated import (PLANNED_COLUMNS, engine_constants, engine_offsets, estimate_columns,
+                                          fitted_ids, planned_columns, tables_beside)
 from kvwall.validation.calibration import CalibrationError
 from kvwall.validation.estimate_error import SCHEMES, assess
 from kvwall.validation.run import Validation, validate_file
+from kvwall.validation.targets import ERROR_TARGETS
 
 #: The columns written, in order.
 OUTPUT_COLUMNS = (
     "id", "model", "device", "backend", "mode", "layout", "devices", "weight_format", "kv_format", "in_flight",
     "running_batch", "decode_context", "tpot_bound_ms", "tpot_estimate_ms", "tpot_datasheet_ms", "tpot_stated_ms",
-    "ttft_estimate_ms", *(f"cost_{name}_ms" for name in COSTS), "collectives_ms", "ttft_bound_ms",
+    "ttft_estimate_ms", *PLANNED_COLUMNS, *(f"cost_{name}_ms" for name in COSTS), "collectives_ms", "ttft_bound_ms",
     "tpot_realization", "ttft_realization", "regime", "diagnosis", "reason",
 )
 
 
 def output_frame(validation: Validation, kv_format: str, estimates: pd.DataFrame) -> pd.DataFrame:
     """The rows ``kvwall validate`` writes: derived values only, keyed by the input's id; ``estimates``: the
-    calibrated and datasheet estimates (kvwall.validation.calibrated.estimate_columns)."""
+    calibrated, planned and datasheet estimates (kvwall.validation.calibrated.estimate_columns and
+    planned_columns)."""
     points = validation.points.rename(columns={"tpot_estimate_ms": "tpot_stated_ms"})
     frame = points.assign(layout=layout_label(points).where(points["tp"].notna(), None), kv_format=kv_format,
                           **{name: estimates[name] for name in estimates.columns})
@@ -71,18 +77,26 @@ def _refusals(reasons: pd.Series) -> list[tuple[str, int]]:
 
 
 def calibrated_summary(validation: Validation, rows: pd.DataFrame, estimates: pd.DataFrame,
-                       fitted_ids: set[str]) -> list[str]:
-    """The calibrated estimate's median error on the file's rows, split into rows the calibration was fitted on
-    (``fitted_ids``) and rows it never saw."""
+                       fitted_ids: set[str], calibrated) -> list[str]:
+    """The median TPOT error of the calibrated estimate and of the planned one (its constants times the offsets) on
+    the file's rows, split into rows the calibration was fitted on (``fitted_ids``) and rows it never saw; and, one
+    a line, each engine of the rows without constants (not in ``calibrated``)."""
     understood = validation.understood
     measured = rows.loc[understood.index, "silicon_tpot_ms"]
-    error = (estimates.loc[understood.index, "tpot_estimate_ms"] / measured - 1).abs()
     seen = understood["id"].isin(fitted_ids)
-    parts = []
-    for label, chosen in (("rows fitted on", error[seen]), ("unseen rows", error[~seen])):
-        chosen = chosen.dropna()
-        parts.append(f"{chosen.median():.2f} on {len(chosen):,} {label}" if len(chosen) else f"none on {label}")
-    return [f"  calibrated estimate (derived from reported data), median |error|: {', '.join(parts)}"]
+    lines = []
+    for name, column in (("calibrated estimate (derived from reported data)", "tpot_estimate_ms"),
+                         ("with its offsets (as planned)", "tpot_planned_ms")):
+        error = (estimates.loc[understood.index, column] / measured - 1).abs()
+        parts = []
+        for label, chosen in (("rows fitted on", error[seen]), ("unseen rows", error[~seen])):
+            chosen = chosen.dropna()
+            parts.append(f"{chosen.median():.2f} on {len(chosen):,} {label}" if len(chosen) else f"none on {label}")
+        lines.append(f"  {name}, median |error|: {', '.join(parts)}")
+    for engine in sorted(set(understood["backend"]) - set(calibrated)):
+        lines.append(f"  {engine}: no fitted constants in tables/derived/serving_engine_constants: its rows keep no "
+                     "calibrated or planned estimate")
+    return lines
 
 
 def summary(validation: Validation, rows: pd.DataFrame) -> str:
@@ -110,32 +124,22 @@ def summary(validation: Validation, rows: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-#: The estimate's targets on agg rows: (scheme, quantity, statistic, bound, at most (True) or at least).
-TARGETS = (
-    (SCHEMES[2], "TPOT", "median_error", 0.10, True),
-    (SCHEMES[2], "TPOT", "mean_error", 0.15, True),
-    (SCHEMES[2], "TPOT", "within_10", 0.60, False),
-    (SCHEMES[2], "TTFT", "median_error", 0.25, True),
-    (SCHEMES[3], "TPOT", "median_error", 0.20, True),
-)
-
-
 def estimate_summary(validation: Validation, rows: pd.DataFrame, tokens: float, latency: float,
-                     pseudo_count: float) -> str:
-    """The calibrated estimate's error on agg rows held out of its fit, one target a line, the datasheet's beside it."""
+                     pseudo_count: float, families) -> str:
+    """The calibrated estimate's error on rows held out of its fit, one target of
+    kvwall.validation.targets.ERROR_TARGETS a line (new models first), the datasheet's beside it."""
     try:
-        _, _, errors = assess(validation.understood, rows, tokens, latency, pseudo_count)
+        _, _, errors = assess(validation.understood, rows, tokens, latency, pseudo_count, families)
     except CalibrationError as error:
         return f"  estimate: not calibrated: {error}"
-    agg = errors[(errors["backend"] == "all") & (errors["mode"] == "agg")].set_index(["scheme", "quantity"])
-    lines = ["  estimate on agg rows it was not fitted on (target; datasheet rates beside):"]
-    for scheme, quantity, statistic, bound, at_most in TARGETS:
-        if (scheme, quantity) not in agg.index:
+    pooled = errors[errors["backend"] == "all"].set_index(["scheme", "quantity", "mode"])
+    lines = ["  estimate on rows it was not fitted on (target; datasheet rates beside):"]
+    for target in ERROR_TARGETS:
+        key = (target.scheme, target.quantity, target.mode)
+        if key not in pooled.index:
             continue
-        value, datasheet = agg.loc[(scheme, quantity), statistic], agg.loc[(SCHEMES[0], quantity), statistic]
-        met = value <= bound if at_most else value >= bound
-        lines.append(f"    {scheme:<20} {quantity} {statistic:<13} {value:6.1%} ({'<=' if at_most else '>='} "
-                     f"{bound:.0%}: {'met' if met else 'not met'}; datasheet {datasheet:.1%})")
+        value, datasheet = (float(pooled.loc[k, target.statistic]) for k in (key, (SCHEMES[0], *key[1:])))
+        lines.append(f"    {target.label(value)}: {'met' if target.met(value) else 'not met'}; datasheet {datasheet:.1%}")
     return "\n".join(lines)
 
 
@@ -147,16 +151,18 @@ def run(args: argparse.Namespace, catalog: Catalog) -> int:
     tables = tables_beside(catalog)
     constants = engine_constants(tables, sorted(validation.points["backend"].dropna().unique()))
     estimates = estimate_columns(validation.points, constants, serving.collective_latency, vmap.tokens_per_step)
+    estimates = estimates.join(planned_columns(validation.points, constants, engine_offsets(tables, constants),
+                                               vmap.tokens_per_step))
     text = output_frame(validation, vmap.kv_format, estimates).to_csv(index=False, lineterminator="\n")
     if output is None:
         sys.stdout.write(text)
     else:
         write_output(output, text)
     print(summary(validation, rows), file=sys.stderr)
-    print("\n".join(calibrated_summary(validation, rows, estimates, fitted_ids(tables))), file=sys.stderr)
+    print("\n".join(calibrated_summary(validation, rows, estimates, fitted_ids(tables), constants)), file=sys.stderr)
     if args.summary:
         print(estimate_summary(validation, rows, vmap.tokens_per_step, serving.collective_latency,
-                                       vmap.offset_pseudo_count), file=sys.stderr)
+                                       vmap.offset_pseudo_count, vmap.families), file=sys.stderr)
     return 0
 
 

@@ -1,10 +1,12 @@
 """The frontier `kvwall plan` derives (tokens/s per GPU against tokens/s per user) with the engines' measured points
-on top, one panel per model (kvwall.plan.frontiers): derived line, reported markers, never one colour."""
+on top, one panel per model (kvwall.plan.frontiers): the datasheet frontier and each measured engine's calibrated one
+with the band its held-out TPOT error gives (derived lines, the band shaded), reported markers, never one colour."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
@@ -13,8 +15,12 @@ from kvwall.figures.style import EVIDENCE_COLORS, new_figure, settle
 from kvwall.inputs.catalog import Catalog
 
 
-#: A marker per engine, so that engines measured on one panel never share one.
+#: A marker per engine, so that engines measured on one panel never share one, and a line style per engine for its
+#: calibrated frontier.
 ENGINE_MARKERS = {"sglang": "s", "trtllm": "^", "vllm": "o"}
+ENGINE_LINES = {"sglang": ":", "trtllm": "--", "vllm": "-."}
+#: The colour of a calibrated frontier and its band: derived from reported data, neither datasheet nor measurement.
+CALIBRATED_COLOR = "#2e8540"
 
 
 def draw(panels: Sequence, catalog: Catalog) -> Figure:
@@ -23,7 +29,16 @@ def draw(panels: Sequence, catalog: Catalog) -> Figure:
     axes = fig.subplots(1, max(len(panels), 1), squeeze=False)[0]
     for ax, panel in zip(axes, panels):
         ax.plot(panel.frontier_per_user, panel.frontier_per_gpu, "-", color=EVIDENCE_COLORS["derived"],
-                label="kvwall plan's frontier (derived)")
+                label="kvwall plan's frontier at datasheet rates (derived)")
+        for engine, edge in panel.calibrated.items():
+            per_user = np.array([p.tokens_per_second_per_user for p in edge.points])
+            per_gpu = np.array([p.tokens_per_second_per_device for p in edge.points])
+            # measured = estimate x r, r within the band: both rates divide by r
+            ax.fill(np.r_[per_user / edge.low, (per_user / edge.high)[::-1]],
+                    np.r_[per_gpu / edge.low, (per_gpu / edge.high)[::-1]], color=CALIBRATED_COLOR, alpha=0.12,
+                    linewidth=0, label="80% of measured points' band, held out")
+            ax.plot(per_user, per_gpu, ENGINE_LINES.get(engine, "-"), color=CALIBRATED_COLOR, linewidth=1.0,
+                    label=f"{engine_name(engine)}, calibrated (derived from reported)")
         for engine, (per_user, per_gpu) in panel.measured.items():
             ax.plot(per_user, per_gpu, ENGINE_MARKERS.get(engine, "D"), mfc="none", ms=4, color=EVIDENCE_COLORS["reported"],
                     label=f"{engine_name(engine)}, measured (reported)")
@@ -38,6 +53,6 @@ def draw(panels: Sequence, catalog: Catalog) -> Figure:
         ax.grid(alpha=0.3, which="both")
     entries = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels())}
     fig.legend(list(entries.values()), list(entries), fontsize=7, loc="outside lower center", ncols=2)
-    fig.suptitle("What kvwall plan derives against what the engines measured (frontier: derived; points: reported)",
-                 fontsize=9)
+    fig.suptitle("What kvwall plan derives against what the engines measured (frontiers: derived; band: the held-out "
+                 "error; points: reported)", fontsize=9)
     return settle(fig)

@@ -14,20 +14,22 @@ from kvwall.figures.style import EVIDENCE_COLORS, new_figure, settle
 
 #: A marker and a colour per estimate of kvwall.plan.proof.ESTIMATES.
 ESTIMATE_STYLES = {"datasheet": ("o", EVIDENCE_COLORS["derived"]), "calibrated, held out": ("^", "#2e8540"),
-                   "calibrated with offsets, held out": ("s", "#8e44ad")}
+                   "calibrated with offsets, held out": ("s", "#8e44ad"),
+                   "calibrated with offsets, leave one model out": ("D", "#c0392b")}
 #: The summary's row of the measurements ranked against a second measurement of themselves.
 REMEASURED = "a second measurement"
 #: How the limits of the table read as panel titles.
 LIMIT_TITLES = {"median": "at each group's median measured TPOT", "loosest": "with no TPOT limit (every point)"}
-#: Half the width of a strip, and the spacing of an estimate's strip beside the other's.
-HALF_WIDTH, OFFSET = 0.13, 0.18
+#: Half the spacing of an engine's strips, one per estimate, over three estimates (an engine's strips span 1.08 of the
+#: unit between engines), a strip's half width over that spacing, and a panel's width per three estimates (in).
+SPAN, STRIP, PANEL = 0.54, 0.72, 4.2
 #: Golden-ratio spacing spreads a strip's points evenly across its width, the same on every run.
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 
 
-def spread(count: int) -> np.ndarray:
-    """``count`` offsets in [-HALF_WIDTH, HALF_WIDTH), a low-discrepancy sequence in table order."""
-    return ((np.arange(count) * _GOLDEN) % 1.0 - 0.5) * 2.0 * HALF_WIDTH
+def spread(count: int, half_width: float) -> np.ndarray:
+    """``count`` offsets in [-half_width, half_width), a low-discrepancy sequence in table order."""
+    return ((np.arange(count) * _GOLDEN) % 1.0 - 0.5) * 2.0 * half_width
 
 
 def _remeasured(summary: pd.DataFrame, limit: str) -> str:
@@ -45,19 +47,22 @@ def draw(ranked: pd.DataFrame, summary: pd.DataFrame) -> Figure:
     limits = [limit for limit in LIMIT_TITLES if limit in set(ranked["limit"])]
     engines = sorted(set(ranked["backend"]))
     estimates = [e for e in ESTIMATE_STYLES if e in set(ranked["estimate"])]
-    fig = new_figure(4.2 * max(len(limits), 1) + 0.6, 4.0, "derived")
+    widest = max(len(estimates), 3)
+    offset = SPAN / widest
+    half_width = STRIP * offset
+    fig = new_figure(PANEL * widest / 3 * max(len(limits), 1) + 0.6, 4.0, "derived")
     axes = fig.subplots(1, max(len(limits), 1), sharey=True, squeeze=False)[0]
     for ax, limit in zip(axes, limits):
         for k, estimate in enumerate(estimates):
             marker, color = ESTIMATE_STYLES[estimate]
-            shift = (k - (len(estimates) - 1) / 2) * 2 * OFFSET
+            shift = (k - (len(estimates) - 1) / 2) * 2 * offset
             for x, engine in enumerate(engines):
                 groups = ranked[(ranked["limit"] == limit) & (ranked["estimate"] == estimate) & (ranked["backend"] == engine)]
                 rho = groups["rank_correlation"].dropna().to_numpy(dtype=float)
-                ax.plot(x + shift + spread(rho.size), rho, marker, ms=3.2, mfc="none", mew=0.7, color=color,
+                ax.plot(x + shift + spread(rho.size, half_width), rho, marker, ms=3.2, mfc="none", mew=0.7, color=color,
                         alpha=0.8, linestyle="none", label=f"a group, {estimate} estimate")
                 if rho.size:
-                    ax.plot([x + shift - HALF_WIDTH, x + shift + HALF_WIDTH], [np.median(rho)] * 2, "-", color=color,
+                    ax.plot([x + shift - half_width, x + shift + half_width], [np.median(rho)] * 2, "-", color=color,
                             linewidth=1.6, label=f"median, {estimate} estimate")
                 share = float((groups["top1_agrees"] == "yes").mean()) if len(groups) else float("nan")
                 ax.annotate(f"{share:.0%}\nof {len(groups)}", (x + shift, 1.0), xytext=(0, 5),

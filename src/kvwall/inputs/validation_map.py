@@ -50,6 +50,7 @@ class ValidationMap:
     below_bound: tuple[BelowBound, ...] = ()
     stored_kv_default: str = "bf16"  # the KV format an engine stores where stored_kv_format names none
     stored_kv_formats: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: MappingProxyType({}))  # engine -> weight format -> KV format
+    families: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # model id -> family (model_type)
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
 
 
@@ -85,6 +86,14 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
         source(node, f"models.{model_path}")
         if node["model"] not in catalog.models:
             raise SpecError(path, f"models.{model_path}.model", f"model {node['model']!r} is not in the catalogue ({known_ids(node['model'], catalog.models)})")
+    families = document["families"]
+    source(families, "families")
+    for model_id in families["models"]:
+        if model_id not in catalog.models:
+            raise SpecError(path, f"families.models.{model_id}", f"model {model_id!r} is not in the catalogue ({known_ids(model_id, catalog.models)})")
+    for model_path, node in document["models"].items():
+        if node["model"] not in families["models"]:
+            raise SpecError(path, "families.models", f"model {node['model']!r} (models.{model_path}) has no family")
     formats = document["weight_formats"]
     source(formats, "weight_formats")
     below = []
@@ -133,5 +142,6 @@ def load_validation_map(path: str | Path, catalog: Catalog) -> ValidationMap:
             engine: MappingProxyType({w: _format(f, path, f"stored_kv_format.engines.{engine}.{w}") for w, f in by_weight.items()})
             for engine, by_weight in stored["engines"].items()}),
         below_bound=tuple(below),
+        families=MappingProxyType(dict(families["models"])),
         sources=MappingProxyType(dict(sources)),
     )

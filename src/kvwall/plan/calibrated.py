@@ -5,8 +5,8 @@ never refitted: the constants of tables/derived/serving_engine_constants, times 
 tables/derived/serving_estimate_offsets for the planned engine, mode, model, device, layout and weight format
 (kvwall.validation.offsets: a factor per level the measurements hold at the planned sequences per attention-DP
 rank and the prefill stretch of the planned step, none where they hold nothing of the model), and the error band of tables/derived/serving_estimate_error on
-the engine's agg (or disagg) points, grouped 5-fold with offsets where they hold the model, else of the constants
-alone (kvwall.validation.calibrated.band_of): the median |estimate / measured - 1| and the 10th to 90th percentile
+the engine's agg (or disagg) points, grouped 5-fold with offsets where they hold the model, else leaving one model
+out (the error on a model no fit saw, kvwall.validation.calibrated.band_of): the median |estimate / measured - 1| and the 10th to 90th percentile
 of measured / estimate, for TPOT and for TTFT. A planned layout at batch b is priced as a measured agg point at b
 running sequences (kvwall.model.decode_inputs): TPOT is kvwall.model.decode_costs's decode step over the tokens a step emits, TTFT
 kvwall.model.first_token_estimate's (the fixed cost and half the wave of b prefills); a disaggregated plan's decode
@@ -30,7 +30,7 @@ from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.model.decode_costs import decode_costs, prefill_stretch, step_of
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token_estimate import first_token_estimate
-from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, Calibrated, HeldOutError, band_of, read_calibrated,
+from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, NEW_MODEL, Calibrated, HeldOutError, band_of, read_calibrated,
                                           read_offsets, tables_beside)
 from kvwall.validation.offsets import Offsets, deployment_key
 
@@ -38,20 +38,22 @@ from kvwall.validation.offsets import Offsets, deployment_key
 @dataclass(frozen=True)
 class PlanCalibration:
     """An engine's calibration as the tables hold it, the tokens a decode step emits (config/validation.yaml), the
-    engine's offsets (None: the constants alone) and the held-out error of the estimate with them."""
+    engine's offsets (None: the constants alone), the held-out error of the estimate with them, and its error on a
+    model left out of every fit (None: the constants' own)."""
 
     calibrated: Calibrated
     tokens_per_step: float
     offsets: Offsets | None = None
     with_offsets: Calibrated | None = None
+    new_model: Calibrated | None = None
 
     def bands(self, mode: str, model: Model | None = None) -> tuple[HeldOutError | None, HeldOutError | None]:
         """The held-out error of TPOT and TTFT on ``mode``'s points (None where none was held out): of the estimate
-        with offsets where they hold ``model`` in ``mode``, else of the constants alone (a model the measurements do
-        not hold gets no offset, and the band of an estimate without)."""
+        with offsets where they hold ``model`` in ``mode``, else of a model left out of every fit (a model the
+        measurements do not hold gets no offset of its own); without ``model``, of the constants alone."""
         held = self.calibrated
         if model is not None and self.with_offsets is not None and self.offsets is not None:
-            held = band_of(self.calibrated, self.with_offsets, self.offsets, mode, model.id)
+            held = band_of(self.with_offsets, self.new_model or self.calibrated, self.offsets, mode, model.id)
         return held.tpot_error.get(mode), held.ttft_error.get(mode)
 
     def factor(self, quantity: str, model: Model, device: Device, d: Deployment, mode: str, batches, stretch):
@@ -82,7 +84,7 @@ def read_plan_calibration(catalog: Catalog, engine: str) -> PlanCalibration:
     tables = tables_beside(catalog)
     vmap = load_validation_map(Path(catalog.files["devices"]).parent / VALIDATION_FILE, catalog)
     return PlanCalibration(read_calibrated(tables, engine), float(vmap.tokens_per_step), read_offsets(tables, engine),
-                           read_calibrated(tables, engine, HELD_OUT_WITH_OFFSETS))
+                           read_calibrated(tables, engine, HELD_OUT_WITH_OFFSETS), read_calibrated(tables, engine, NEW_MODEL))
 
 
 def planned_points(model: Model, d: Deployment, device: Device, peak: float, serving: ServingInputs, context: float,

@@ -8,7 +8,9 @@ datasheet step-time estimate (kvwall.model.step_time, no fitted constant), the c
 cross-validation predicts it (kvwall.validation.estimate_error), folds of whole groups: every layout of a group is
 predicted by the same constants, fitted without any point of the group; and the same with the offsets
 (kvwall.validation.offsets) of those folds' points, which `kvwall plan --engine` prices with: for a held-out group,
-what the other lengths of its engine, model, device, layout and format measured. The layouts the
+what the other lengths of its engine, model, device, layout and format measured; and that estimate for a model it
+has never measured: constants and offsets fitted without any point of the group's model (leave one model out), what
+`kvwall plan --engine` prices a new model with. The layouts the
 measurements rank (those with a point within the limit) are ranked both ways; a layout the estimate puts past the
 limit at every concurrency ranks last. The limits: the median of the group's measured TPOT, where half its measured
 points qualify, and the loosest, no limit, where every point qualifies both ways (at the largest measured TPOT
@@ -45,10 +47,12 @@ GROUP = ("model", "device", "backend", "weight_format", "isl", "osl")
 LIMITS = {"median": 0.5, "loosest": None}
 
 
-#: The estimate `kvwall plan --engine` prices with, as the proof ranks it.
-PLANNED = "calibrated with offsets, held out"
+#: The estimate `kvwall plan --engine` prices with, as the proof ranks it: for a measured model, and for a model
+#: held out of every fit.
+PLANNED, NEW_MODEL = "calibrated with offsets, held out", "calibrated with offsets, leave one model out"
 #: The estimates ranked, and the column of the points each one's TPOT is in (ms).
-ESTIMATES = {"datasheet": "tpot_estimate_ms", "calibrated, held out": "tpot_calibrated_ms", PLANNED: "tpot_offsets_ms"}
+ESTIMATES = {"datasheet": "tpot_estimate_ms", "calibrated, held out": "tpot_calibrated_ms", PLANNED: "tpot_offsets_ms",
+             NEW_MODEL: "tpot_new_model_ms"}
 #: The measurements ranked against themselves measured again, the draws of a second measurement, and their seed
 #: (numpy's PCG64 draws the same integers on every machine).
 SECOND, DRAWS, SEED = "a second measurement", 200, 0
@@ -68,10 +72,12 @@ def layout_name(row: pd.Series) -> str:
 def held_out_tpot(points: pd.DataFrame, rows: pd.DataFrame, tokens: float, pseudo_count: float) -> pd.DataFrame:
     """The calibrated TPOT (ms) of each understood point from constants fitted on the folds without its group
     (tpot_calibrated_ms), and times the offsets of those folds' points (tpot_offsets_ms, ``pseudo_count``: their
-    shrinkage)."""
-    plain, offset = held_out_with_offsets(points, measured_times(points, rows), tokens, grouped_folds(points, GROUP),
-                                          pseudo_count)
-    return pd.DataFrame({"tpot_calibrated_ms": plain["tpot"], "tpot_offsets_ms": offset["tpot"]})
+    shrinkage); and the same fitted without any point of its model (tpot_new_model_ms)."""
+    measured = measured_times(points, rows)
+    plain, offset = held_out_with_offsets(points, measured, tokens, grouped_folds(points, GROUP), pseudo_count)
+    _, new_model = held_out_with_offsets(points, measured, tokens, points["model"], pseudo_count)
+    return pd.DataFrame({"tpot_calibrated_ms": plain["tpot"], "tpot_offsets_ms": offset["tpot"],
+                         "tpot_new_model_ms": new_model["tpot"]})
 
 
 def _doubled_ranks(values: np.ndarray) -> np.ndarray:

@@ -21,7 +21,8 @@ _BASIS = ("A layout's rate is its best in_flight / (TPOT x GPUs) among its point
           "fitted constant), the calibrated estimate as grouped cross-validation predicts it (constants fitted "
           "without any point of the group, tables/derived/serving_engine_constants), or the same times its offsets "
           "fitted without any point of the group (tables/derived/serving_estimate_offsets, what kvwall plan --engine "
-          "prices with); the limits are the median "
+          "prices with), and that estimate for a model it never measured (constants and offsets fitted without any "
+          "point of the group's model: leave one model out); the limits are the median "
           "measured TPOT of the group and none (loosest: every point counts, measured and estimated).")
 
 

@@ -18,7 +18,9 @@
 - tables/derived/serving_cost_shares: the share of each named cost in the measured TPOT per engine, device and mode
   (kvwall.validation.cost_shares);
 - tables/derived/serving_format_claim_costs: the format claim's pairs priced with the calibrated named costs, what
-  shrinks with the weight bytes and what does not (kvwall.validation.claim_costs).
+  shrinks with the weight bytes and what does not (kvwall.validation.claim_costs);
+- tables/derived/serving_transfer and serving_transfer_models: the error leaving one model out with each candidate
+  cost of the decode step, and per model what it leaves (kvwall.validation.transfer).
 """
 
 from __future__ import annotations
@@ -276,8 +278,10 @@ def estimate_error(summary: pd.DataFrame) -> Table:
         "rates (no fitted constant), with each engine's constants fitted on every point, on points held out by "
         f"grouped {FOLDS}-fold cross-validation (points that differ only in concurrency in one fold), the same with "
         "the offsets of serving_estimate_offsets fitted on the other folds alone, and by leaving one model, one "
-        "device or one engine version out; and the 10th and 90th percentiles of measured / estimate, "
-        "between which 80% of the points fall.",
+        "device or one engine version out; then what an estimate knows of what it never measured: one model or one "
+        "device left out with the offsets of the other models' or devices' points (a held-out model keeps no offset "
+        "of its own), and one model family (the model_type of its config.json) left out; and the 10th and 90th "
+        "percentiles of measured / estimate, between which 80% of the points fall.",
         columns=_ERROR,
         rows=records(frame, _ERROR),
         sources=(MEASUREMENTS_SOURCE,),
@@ -461,5 +465,62 @@ def format_claim_costs(summary: pd.DataFrame) -> Table:
         "(tables/derived/serving_engine_constants).",
         columns=_CLAIM_COSTS,
         rows=records(frame, _CLAIM_COSTS),
+        sources=(MEASUREMENTS_SOURCE,),
+    )
+
+
+_TRANSFER = (Column("terms", "Added to the decode step"), *_error_statistics("percent1"))
+
+
+@keyed("terms")
+def transfer(terms: pd.DataFrame) -> Table:
+    """The agg TPOT error leaving one model out with each term set of kvwall.validation.transfer."""
+    frame = terms.assign(**{c.name: terms[c.name].map(lambda v: rounded(float(v), 4))
+                            for c in _TRANSFER if c.name not in ("terms", "points")})
+    return Table(
+        id="serving_transfer",
+        title="Which operation's efficiency carries over to a model the fit never saw",
+        caption="The agg TPOT error of the calibrated estimate leaving one model out (each engine's constants fitted "
+        "on its points of the other models), with today's named costs and with one candidate cost added, its constant "
+        "per engine fitted with the others within a physical bound: a fixed cost per layer of each step (0 to 1 ms), "
+        "a cost per sequence per attention-DP rank (0 to 1 ms), and latent attention, fp4 weights or MoE weights at "
+        "their own fraction of the rate the rest runs at. A cost that lowers the error carries over from the other "
+        "models; one that raises it or leaves it is set by the model's own kernels, which the other models do not "
+        "tell (serving_transfer_models: what is left per model).",
+        columns=_TRANSFER,
+        rows=records(frame, _TRANSFER),
+        sources=(MEASUREMENTS_SOURCE,),
+    )
+
+
+_TRANSFER_MODELS = (
+    Column("model", "Model"),
+    Column("cache", "Cache"),
+    Column("mlp", "MLP"),
+    Column("points", "Points", "derived", "int", "count"),
+    Column("median_error_today", "Median |error|, today's costs", "derived", "percent0", "ratio"),
+    Column("median_error", "Median |error|, with per layer and sequence", "derived", "percent0", "ratio"),
+    Column("measured_over_estimate", "Measured / estimate, median", "derived", "times2", "ratio"),
+    Column("measured_over_estimate_p10", "Measured / estimate, 10th pct", "derived", "times2", "ratio"),
+    Column("measured_over_estimate_p90", "Measured / estimate, 90th pct", "derived", "times2", "ratio"),
+)
+
+
+@keyed("model")
+def transfer_models(models: pd.DataFrame) -> Table:
+    """Per model, what leaving it out of every fit leaves (kvwall.validation.transfer)."""
+    frame = models.assign(**{c.name: models[c.name].map(lambda v: rounded(float(v), 4 if "error" in c.name else 6))
+                             for c in _TRANSFER_MODELS[4:]})
+    return Table(
+        id="serving_transfer_models",
+        title="What a model left out of every fit keeps of its error",
+        caption="Per model, over its agg points with each engine's constants fitted on the other models' points: the "
+        "median TPOT error with today's named costs and with a fixed cost per layer and per sequence added "
+        "(serving_transfer's best), and with those the median and the 10th to 90th percentiles of measured / "
+        "estimate. A median far from 1 is an efficiency the model's own shapes and checkpoint set, which the other "
+        "models' constants do not tell and only a measurement of the model does; the band is what varies within the "
+        "model by device, layout and format, which no constant per model would take out.",
+        columns=_TRANSFER_MODELS,
+        rows=records(frame, _TRANSFER_MODELS),
         sources=(MEASUREMENTS_SOURCE,),
     )

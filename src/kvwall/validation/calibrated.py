@@ -3,12 +3,14 @@ from reported data.
 
 An engine's constants are read back from tables/derived/serving_engine_constants (fitted by
 kvwall.validation.calibration on every understood measured point of the engine) and its held-out error from
-tables/derived/serving_estimate_error (grouped 5-fold cross-validation, kvwall.validation.estimate_error: the median
-and mean |estimate / measured - 1| and the 10th to 90th percentile of measured / estimate), so that an answer prints
+tables/derived/serving_estimate_error (grouped 5-fold cross-validation, or leaving one model out for a model the
+measurements do not hold, kvwall.validation.estimate_error: the median and mean |estimate / measured - 1| and the
+10th to 90th percentile of measured / estimate), so that an answer prints
 the same constants and error the tables show, never a fit of its own; where the tables are not built, there is no
 calibrated estimate (NotCalibrated). A deployment's decode step and first token are priced by
 kvwall.model.decode_costs and kvwall.model.first_token_estimate with those constants, beside the same sums at
-datasheet rates (kvwall.model.engine_constants.datasheet_constants). No bound reads any of it.
+datasheet rates (kvwall.model.engine_constants.datasheet_constants), and times the engine's offsets as `kvwall plan
+--engine` prices it (planned_columns, naming the layer that priced each point). No bound reads any of it.
 """
 
 from __future__ import annotations
@@ -22,19 +24,20 @@ import pandas as pd
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, ServingInputs
 from kvwall.inputs.validation_map import ValidationMap
-from kvwall.model.decode_costs import COSTS, decode_costs, decode_step
+from kvwall.model.decode_costs import COSTS, decode_costs, decode_step, prefill_stretch, step_of
 from kvwall.model.engine_constants import PRINTED_UNITS, EngineConstants, datasheet_constants, rounded
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
 from kvwall.validation.estimate_error import SCHEMES
-from kvwall.validation.offsets import Offsets, offsets_from
+from kvwall.validation.offsets import Offsets, offsets_from, point_keys, sequences_per_rank
 from kvwall.validation.points import COST_INPUTS, derive
 
 #: The tables the constants and their error are read from, under a checkout's tables/ (beside its config/).
 TABLES, CONSTANTS_TABLE, ERROR_TABLE = "tables", "derived/serving_engine_constants", "derived/serving_estimate_error"
-#: The error band an estimate is printed with: points held out by grouped K-fold cross-validation, and the same
-#: with the offsets of OFFSETS_TABLE (fitted on the other folds), the band of an estimate with offsets.
-HELD_OUT, HELD_OUT_WITH_OFFSETS = SCHEMES[2], SCHEMES[6]
+#: The error band an estimate is printed with: points held out by grouped K-fold cross-validation, the same with
+#: the offsets of OFFSETS_TABLE (fitted on the other folds), the band of an estimate with offsets, and leaving one
+#: model out with the other models' offsets, the band of a model the measurements do not hold.
+HELD_OUT, HELD_OUT_WITH_OFFSETS, NEW_MODEL = SCHEMES[2], SCHEMES[6], SCHEMES[7]
 #: The table of the calibrated estimate's offsets (kvwall.validation.offsets), fitted on every understood point.
 OFFSETS_TABLE = "derived/serving_estimate_offsets"
 
@@ -121,11 +124,11 @@ def read_offsets(tables: str | Path, engine: str) -> Offsets:
     return offsets_from(offsets[offsets["backend"] == engine])
 
 
-def band_of(plain: Calibrated, with_offsets: Calibrated, offsets: Offsets, mode: str, model_id: str) -> Calibrated:
+def band_of(with_offsets: Calibrated, new_model: Calibrated, offsets: Offsets, mode: str, model_id: str) -> Calibrated:
     """The calibration whose held-out error an estimate of ``model_id`` in ``mode`` is printed with: the estimate's
-    with offsets where they hold the engine, mode and model, else of the constants alone (a model the measurements do
-    not hold gets no offset)."""
-    return with_offsets if offsets.holds("TPOT", (plain.engine, mode, model_id)) else plain
+    with offsets where they hold the engine, mode and model, else its error on a model left out of every fit
+    (NEW_MODEL: a model the measurements do not hold gets no offset of its own)."""
+    return with_offsets if offsets.holds("TPOT", (with_offsets.engine, mode, model_id)) else new_model
 
 
 def cost_points(model, device, deployment: Deployment, engine: str, mode: str, in_flight: float, isl: float,
@@ -179,6 +182,47 @@ def estimate_columns(points: pd.DataFrame, calibrated: dict[str, EngineConstants
             for name, seconds in decode_costs(group, calibrated[engine]).items():
                 out.loc[group.index, f"cost_{name}_ms"] = seconds / tokens / MS
     return out
+
+
+#: The columns planned_columns writes, in order, and the layer a row priced with no offset names.
+PLANNED_COLUMNS, CONSTANTS_LAYER = ("tpot_planned_ms", "ttft_planned_ms", "planned_layer"), "constants"
+
+
+def planned_columns(points: pd.DataFrame, calibrated: dict[str, EngineConstants], offsets: dict[str, Offsets],
+                    tokens: float) -> pd.DataFrame:
+    """Per understood point of an engine in ``calibrated`` (others NaN and no layer): the TPOT and TTFT (ms) that
+    `kvwall plan --engine` prices it with, its engine's constants times the offsets (kvwall.validation.offsets) of
+    its key at its sequences per attention-DP rank and the prefill stretch of its step, and planned_layer, the layer
+    that priced it: "offsets to <level>", the finest level of the offsets that holds it, or CONSTANTS_LAYER where
+    they hold nothing of its engine, mode and model (a model never measured)."""
+    out = pd.DataFrame({"tpot_planned_ms": np.nan, "ttft_planned_ms": np.nan, "planned_layer": None},
+                       index=points.index, columns=list(PLANNED_COLUMNS))
+    understood = points[points["reason"].isna()]
+    for engine, group in understood.groupby("backend", sort=True):
+        if engine not in calibrated:
+            continue
+        costs = decode_costs(group, calibrated[engine])
+        lookup = offsets.get(engine, Offsets({}))
+        keys, sequences = point_keys(group), sequences_per_rank(group)
+        stretch = pd.Series(prefill_stretch(costs), index=group.index)
+        for column, quantity, seconds in (("tpot_planned_ms", "TPOT", step_of(costs) / tokens),
+                                          ("ttft_planned_ms", "TTFT", first_token_estimate(group, calibrated[engine]))):
+            factor = np.exp(lookup.log_factors_of(quantity, keys, sequences, stretch))
+            out.loc[group.index, column] = seconds * factor / MS
+        levels = lookup.finest_levels("TPOT", keys)
+        out.loc[group.index, "planned_layer"] = ("offsets to " + levels).where(levels.notna(), CONSTANTS_LAYER)
+    return out
+
+
+def engine_offsets(tables: str | Path, engines) -> dict[str, Offsets]:
+    """The offsets of each of ``engines`` that the tables under ``tables`` hold (none where not built)."""
+    found = {}
+    for engine in engines:
+        try:
+            found[engine] = read_offsets(tables, engine)
+        except NotCalibrated:
+            continue
+    return found
 
 
 def engine_constants(tables: str | Path, engines) -> dict[str, EngineConstants]:

@@ -5,7 +5,11 @@ Per engine (kvwall.validation.calibration), TPOT (kvwall.model.decode_costs) and
 uncalibrated), with constants fitted on every point (in sample), by grouped K-fold cross-validation (points that
 differ only in concurrency, kvwall.validation.points.GROUP, stay in one fold; folds drawn with a fixed seed), the
 same with the offsets of kvwall.validation.offsets (fitted, like the constants, on the other folds' points alone),
-and leaving one model, one device or one engine version out. Each is summarized per engine and mode by the absolute
+and leaving one model, one device or one engine version out; then what a planner meets on a model or device it has
+never measured: leaving one model or one device out with the offsets of the other models' or devices' points (an
+offset is keyed by the engine, mode and model first, so a held-out model keeps none of its own: only those of its
+engine that do not name it would carry), and leaving one model family out (the model_type of the models' configs,
+config/validation.yaml families: a model and its siblings held out together). Each is summarized per engine and mode by the absolute
 percentage error |estimate / measured - 1|: its median and mean and the share of points within 10% and 20%, and by
 the 10th and 90th percentiles of measured / estimate (BAND: the span of 80% of the points). A held-out set whose
 engine has too few training points is not predicted, and not counted; nor is a point whose engine version is not
@@ -13,6 +17,8 @@ recorded, when versions are left out.
 """
 
 from __future__ import annotations
+
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -29,7 +35,8 @@ from kvwall.validation.points import GROUP
 FOLDS, SEED = 5, 0
 #: The ways a point is predicted, in the order they are listed.
 SCHEMES = ("datasheet", "in sample", f"grouped {FOLDS}-fold", "leave one model out", "leave one device out",
-           "leave one engine version out", f"grouped {FOLDS}-fold, with offsets")
+           "leave one engine version out", f"grouped {FOLDS}-fold, with offsets", "leave one model out, with offsets",
+           "leave one device out, with offsets", "leave one model family out")
 #: The quantities predicted, each with its column in the frames of predictions and measured times.
 QUANTITIES = {"TPOT": "tpot", "TTFT": "ttft"}
 #: The quantiles of measured / estimate each summary gives: the band 80% of the points fall in.
@@ -124,11 +131,11 @@ def held_out_with_offsets(points: pd.DataFrame, measured: pd.DataFrame, tokens: 
 
 def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, latency: float,
                 calibrations: dict[str, Calibration], versions: pd.Series, pseudo_count: float,
-                fold_fits: dict | None = None) -> dict[str, pd.DataFrame]:
+                families: pd.Series, fold_fits: dict | None = None) -> dict[str, pd.DataFrame]:
     """Per scheme (SCHEMES), the TPOT and TTFT (ms) it predicts for each understood point (``measured``: the
     reported tpot and ttft in ms; ``versions``: each point's engine version; ``pseudo_count``: the offsets'
-    shrinkage, kvwall.validation.offsets); ``fold_fits``, where given, receives the grouped cross-validation's
-    constants per (engine, fold held out)."""
+    shrinkage, kvwall.validation.offsets; ``families``: each point's model family); ``fold_fits``, where given,
+    receives the grouped cross-validation's constants per (engine, fold held out)."""
     datasheet = pd.DataFrame(np.column_stack(_predict(points, datasheet_constants(latency), tokens)),
                              index=points.index, columns=["tpot", "ttft"])
     in_sample = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
@@ -136,14 +143,19 @@ def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, lat
         tpot, ttft = _predict(group, calibrations[engine].constants, tokens)
         in_sample.loc[group.index, "tpot"], in_sample.loc[group.index, "ttft"] = tpot, ttft
     grouped, offset = held_out_with_offsets(points, measured, tokens, grouped_folds(points), pseudo_count, fold_fits)
+    model, model_offset = held_out_with_offsets(points, measured, tokens, points["model"], pseudo_count)
+    device, device_offset = held_out_with_offsets(points, measured, tokens, points["device"], pseudo_count)
     return {
         SCHEMES[0]: datasheet,
         SCHEMES[1]: in_sample,
         SCHEMES[2]: grouped,
-        SCHEMES[3]: held_out(points, measured, tokens, points["model"]),
-        SCHEMES[4]: held_out(points, measured, tokens, points["device"]),
+        SCHEMES[3]: model,
+        SCHEMES[4]: device,
         SCHEMES[5]: held_out(points, measured, tokens, versions.astype(str)),
         SCHEMES[6]: offset,
+        SCHEMES[7]: model_offset,
+        SCHEMES[8]: device_offset,
+        SCHEMES[9]: held_out(points, measured, tokens, families.astype(str)),
     }
 
 
@@ -192,13 +204,21 @@ def measured_times(points: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"tpot": rows.loc[points.index, "silicon_tpot_ms"], "ttft": rows.loc[points.index, "silicon_ttft_ms"]})
 
 
+def model_families(points: pd.DataFrame, families: Mapping[str, str]) -> pd.Series:
+    """Each point's model family (``families``: model id -> family, config/validation.yaml); a model it does not
+    name is its own family."""
+    return points["model"].map(lambda model: families.get(model, model))
+
+
 def assess(understood: pd.DataFrame, rows: pd.DataFrame, tokens: float, latency: float, pseudo_count: float,
-           fold_fits: dict | None = None) -> tuple[dict[str, Calibration], dict[str, pd.DataFrame], pd.DataFrame]:
+           families: Mapping[str, str], fold_fits: dict | None = None
+           ) -> tuple[dict[str, Calibration], dict[str, pd.DataFrame], pd.DataFrame]:
     """The engines' calibrations, every scheme's predictions and their error summary for the understood points of
     ``rows`` (their reported silicon_tpot_ms and silicon_ttft_ms); ``pseudo_count`` and ``fold_fits`` as
-    predictions takes them."""
+    predictions takes them, ``families`` as model_families."""
     measured = measured_times(understood, rows)
     calibrations = engine_calibrations(understood, measured, tokens)
     versions = rows.loc[understood.index, "backend_version"] if "backend_version" in rows else pd.Series("", index=understood.index)
-    predicted = predictions(understood, measured, tokens, latency, calibrations, versions, pseudo_count, fold_fits)
+    predicted = predictions(understood, measured, tokens, latency, calibrations, versions, pseudo_count,
+                            model_families(understood, families), fold_fits)
     return calibrations, predicted, error_summary(understood, measured, predicted)

@@ -141,6 +141,14 @@ class Offsets:
         total = sum((term.at(x, z) for term in self._terms(quantity, key).values()), np.zeros(np.broadcast(x, z).shape))
         return float(np.exp(total)) if np.ndim(total) == 0 else np.exp(total)
 
+    def finest_levels(self, quantity: str, keys: pd.DataFrame) -> pd.Series:
+        """The finest level (LEVELS' name) that holds each row of ``keys`` (KEY_COLUMNS), None where none does."""
+        by_width = self.terms.get(quantity, {})
+        found = pd.Series(None, index=keys.index, dtype=object)
+        for level, width in LEVELS.items():
+            found[_joined(keys, width).isin(by_width.get(width, {}).keys()).to_numpy()] = level
+        return found
+
     def log_factors_of(self, quantity: str, keys: pd.DataFrame, sequences: pd.Series, stretch: pd.Series) -> np.ndarray:
         """The log factor of every row of ``keys`` (KEY_COLUMNS) at its ``sequences`` per rank and prefill
         ``stretch``."""

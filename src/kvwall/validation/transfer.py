@@ -1,0 +1,156 @@
+"""Which operation's efficiency carries over to a model no fit saw, and which does not: derived from reported data.
+
+The offsets (kvwall.validation.offsets) learn per engine, model, device and layout how well an engine runs one
+model's shapes; for a model left out of every fit none of that is known. Here each candidate cost of TERMS is added to
+the decode step of kvwall.model.decode_costs with one more constant per engine, fitted with the engine's four
+(kvwall.validation.calibration: least squares on the relative TPOT errors, within bounds that keep each constant
+physical), and the agg TPOT is predicted leaving one model out (constants fitted on the engine's points of the other
+models; kvwall.validation.estimate_error.held_out's scheme). A term whose efficiency transfers lowers that error; one
+that a model's own shapes set, learnt on the other models, does not. TERMS, each a cost per GPU per step (s):
+
+    layer      x_L x layers per PP stage x PP idle    a fixed cost per layer of each step (kernel launches), 0 to 1 ms
+    sequence   x_S x sequences per attention-DP rank  a cost per sequence of each step (scheduling, sampling), 0 to 1 ms
+    latent     x_A x the KV cost, latent caches only  latent (MLA) attention at 1 / (1 + x_A) of the KV rate, 0 to 20
+    fp4        x_F x the weight cost, fp4 GEMMs only  fp4 weights at 1 / (1 + x_F) of the weight rate, 0 to 20
+    moe        x_M x the weight cost, MoE models only MoE weights at 1 / (1 + x_M) of the weight rate, 0 to 20
+
+Per model, the same with the term set that lowers the error most (BEST): the median error today and with it, and
+the median and the 10th to 90th percentiles of measured / estimate with it. A model whose median is far from 1 is
+run at an efficiency its shapes set and the other models' do not tell (an offset of its own would take it out); its
+band is what varies within the model, by device, layout and format, that no constant per model would take out.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from kvwall.model.decode_costs import decode_costs, step_of
+from kvwall.model.engine_constants import EngineConstants
+from kvwall.validation.calibration import LOWER, MIN_POINTS, START, UPPER, settled
+from kvwall.validation.estimate_error import BAND, error_statistics
+from kvwall.units import MS, US
+
+#: Per term: its lower and upper bound, start and scale.
+TERMS = {"layer": (0.0, 1 * MS, 10 * US, US), "sequence": (0.0, 1 * MS, 10 * US, US),
+         "latent": (0.0, 20.0, 0.5, 1.0), "fp4": (0.0, 20.0, 0.5, 1.0), "moe": (0.0, 20.0, 0.5, 1.0)}
+#: The term sets tried, each with the words its row names it by, in the table's order.
+TERM_SETS = {"today's costs": (), "a cost per layer": ("layer",), "a cost per sequence": ("sequence",),
+             "a cost per layer and per sequence": ("layer", "sequence"),
+             "latent attention's efficiency": ("latent",), "fp4 weights' efficiency": ("fp4",),
+             "MoE weights' efficiency": ("moe",)}
+#: The term set the models are shown with: the one that lowers the committed measurements' error most.
+BEST = "a cost per layer and per sequence"
+#: The scale of the four constants of kvwall.validation.calibration, as it scales them.
+_BASE_SCALE = (MS, 1.0, 1.0, US)
+#: What each model's cache is called in the per-model table, by its attention's type.
+CACHE_KINDS = {"FullAttention": "GQA", "SlidingWindowAttention": "window", "LatentAttention": "latent",
+               "LayerStack": "layer stack"}
+
+
+def term_inputs(points: pd.DataFrame, models: Mapping) -> pd.DataFrame:
+    """Per point (kvwall.validation.points' columns): the layers per PP stage, the sequences per attention-DP rank,
+    and whether its cache is latent, its GEMMs fp4 and its model MoE (``models``: the catalogue's, by id)."""
+    model = points["model"].map(models)
+    return pd.DataFrame({
+        "layers_per_stage": model.map(lambda m: m.n_layers).to_numpy(dtype=float) / points["pp"].to_numpy(dtype=float),
+        "sequences_per_rank": points["running_batch"].to_numpy(dtype=float) / points["dp"].to_numpy(dtype=float),
+        "latent": model.map(lambda m: type(m.attention).__name__ == "LatentAttention").to_numpy(dtype=float),
+        "fp4": (points["weight_format"] == "fp4").to_numpy(dtype=float),
+        "moe": model.map(lambda m: m.moe is not None).to_numpy(dtype=float)}, index=points.index)
+
+
+def term_costs(points: pd.DataFrame, inputs: pd.DataFrame, constants: EngineConstants,
+               values: Mapping[str, float]) -> dict[str, np.ndarray]:
+    """Seconds per step per GPU of each term of ``values`` (name -> its constant) at ``constants``' named costs."""
+    costs = decode_costs(points, constants)
+    idle = points["pipeline_idle"].to_numpy(dtype=float)
+    priced = {"layer": lambda x: x * inputs["layers_per_stage"].to_numpy() * idle,
+              "sequence": lambda x: x * inputs["sequences_per_rank"].to_numpy(),
+              "latent": lambda x: x * costs["kv"] * inputs["latent"].to_numpy(),
+              "fp4": lambda x: x * costs["weights"] * inputs["fp4"].to_numpy(),
+              "moe": lambda x: x * costs["weights"] * inputs["moe"].to_numpy()}
+    return {name: priced[name](value) for name, value in values.items()}
+
+
+def step_with_terms(points: pd.DataFrame, inputs: pd.DataFrame, constants: EngineConstants,
+                    values: Mapping[str, float]) -> np.ndarray:
+    """The decode step per GPU (s): kvwall.model.decode_costs' sum plus each term's cost."""
+    return step_of(decode_costs(points, constants)) + sum(term_costs(points, inputs, constants, values).values(),
+                                                           np.zeros(len(points)))
+
+
+def fit_terms(points: pd.DataFrame, inputs: pd.DataFrame, tpot_s: np.ndarray, tokens: float,
+              terms: tuple[str, ...]) -> tuple[EngineConstants, dict[str, float]] | None:
+    """One engine's four constants and each of ``terms``' fitted on ``points`` and their measured TPOT (s), each
+    settled as kvwall.validation.calibration settles its own (a bound within a millionth of the range, three
+    significant digits); None where there are fewer than MIN_POINTS."""
+    if len(points) < MIN_POINTS:
+        return None
+    scale = np.array([*_BASE_SCALE, *(TERMS[t][3] for t in terms)])
+    low = np.array([*LOWER, *(TERMS[t][0] for t in terms)]) / scale
+    high = np.array([*UPPER, *(TERMS[t][1] for t in terms)]) / scale
+    start = np.array([*START, *(TERMS[t][2] for t in terms)]) / scale
+    measured = np.asarray(tpot_s, dtype=float)
+
+    def split(x: np.ndarray) -> tuple[EngineConstants, dict[str, float]]:
+        values = x * scale
+        return EngineConstants(*values[:4]), dict(zip(terms, values[4:]))
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        return step_with_terms(points, inputs, *split(x)) / tokens / measured - 1.0
+
+    from scipy.optimize import least_squares  # here, as kvwall.validation.calibration imports it
+
+    fit = least_squares(residuals, start, bounds=(low, high), method="trf")
+    bounds = [(lo * sc, hi * sc) for lo, hi, sc in zip(low, high, scale)]
+    values = [settled(float(v), *bound) for v, bound in zip(fit.x * scale, bounds)]
+    return EngineConstants(*values[:4]), dict(zip(terms, values[4:]))
+
+
+def leave_one_model_out(points: pd.DataFrame, inputs: pd.DataFrame, tpot_s: np.ndarray, tokens: float,
+                        terms: tuple[str, ...]) -> np.ndarray:
+    """The TPOT (s) of each agg point with its engine's constants and ``terms`` fitted on the engine's points (agg
+    and disagg, as kvwall.validation.calibration fits) of the other models (NaN where too few are left, and for a
+    disagg point)."""
+    predicted = np.full(len(points), np.nan)
+    position = pd.Series(np.arange(len(points)), index=points.index)
+    for (engine, model), test in points[points["mode"] == "agg"].groupby(["backend", "model"], sort=True):
+        train = (points["backend"] == engine).to_numpy() & (points["model"] != model).to_numpy()
+        fitted = fit_terms(points[train], inputs[train], tpot_s[train], tokens, terms)
+        if fitted is not None:
+            at = position.loc[test.index].to_numpy()
+            predicted[at] = step_with_terms(test, inputs.loc[test.index], *fitted) / tokens
+    return predicted
+
+
+def transfer(points: pd.DataFrame, tpot_s: np.ndarray, models: Mapping, tokens: float
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Over the agg points of ``points`` and their measured TPOT (s): per term set of TERM_SETS, the leave-one-model-out error
+    (kvwall.validation.estimate_error.error_statistics); per model, its cache kind, MLP (dense or MoE), points, its
+    median error today and with BEST, and with BEST the median and BAND quantiles of measured / estimate."""
+    agg = (points["mode"] == "agg").to_numpy()
+    inputs, every = term_inputs(points, models), np.asarray(tpot_s, dtype=float)
+    predicted = {name: leave_one_model_out(points, inputs, every, tokens, terms)[agg]
+                 for name, terms in TERM_SETS.items()}
+    chosen, measured = points[agg], every[agg]
+    rows = []
+    for name, terms in TERM_SETS.items():
+        error = np.abs(predicted[name] / measured - 1.0)
+        rows.append({"terms": name, **error_statistics(error[np.isfinite(error)])})
+    by_model = []
+    for model, at in chosen.groupby("model", sort=True).indices.items():
+        ratio, today = measured[at] / predicted[BEST][at], predicted["today's costs"][at] / measured[at]
+        ratio, today = ratio[np.isfinite(ratio)], today[np.isfinite(today)]
+        if ratio.size == 0:
+            continue
+        low, high = np.quantile(ratio, BAND)
+        by_model.append({"model": model, "cache": CACHE_KINDS[type(models[model].attention).__name__],
+                         "mlp": "dense" if models[model].moe is None else "MoE", "points": int(ratio.size),
+                         "median_error_today": float(np.median(np.abs(today - 1.0))),
+                         "median_error": float(np.median(np.abs(ratio - 1.0) / ratio)),
+                         "measured_over_estimate": float(np.median(ratio)),
+                         "measured_over_estimate_p10": float(low), "measured_over_estimate_p90": float(high)})
+    return pd.DataFrame(rows), pd.DataFrame(by_model)

@@ -1,0 +1,85 @@
+"""Which operation's efficiency carries over to a model the fit never saw (kvwall.validation.transfer): each
+candidate cost by hand on a dense row and an MoE EP row, known constants recovered from a synthetic data set, and the
+committed tables read against the estimate's own error."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kvwall.model.engine_constants import EngineConstants
+from kvwall.validation.points import COST_INPUTS
+from kvwall.validation.transfer import BEST, TERM_SETS, fit_terms, step_with_terms, term_costs, term_inputs
+
+CONSTANTS = EngineConstants(fixed_step=1e-3, hbm_fraction=0.8, flop_fraction=0.5, collective_latency=5e-6)
+
+
+def _points(**columns) -> pd.DataFrame:
+    """Points in the columns kvwall.model.decode_costs and term_inputs read: no FLOPs, collectives or prefill unless
+    given (their costs 0), one stage, the datasheet bandwidth of an H200."""
+    rows = len(next(iter(columns.values())))
+    points = pd.DataFrame({name: np.zeros(rows) for name in dict.fromkeys((*COST_INPUTS, "stored_kv_ratio"))})
+    points = points.assign(mode="agg", osl=1000.0, hbm_bandwidth=4.8e12, peak_flops=1e15, pipeline_idle=1.0,
+                           expert_ranks=1.0, stored_kv_ratio=1.0, pp=1.0, dp=1.0, weight_format="fp8")
+    return points.assign(**columns)
+
+
+def test_each_candidate_cost_by_hand_on_a_dense_row_and_an_moe_ep_row(catalog):
+    # a dense row: Llama-3.1-70B, 80 layers on one stage, 64 sequences on one rank, 16 GB of weights and 8 GB of KV
+    # per GPU; an MoE EP row: DeepSeek-V3 (61 layers, latent cache) over PP 2 (one microbatch per stage: idle 2),
+    # attention DP 8 with 256 sequences (32 per rank), fp4 GEMMs, 4.8 GB of weights and 2.4 GB of KV per GPU
+    points = _points(model=["llama-3.1-70b", "deepseek-v3"], running_batch=[64.0, 256.0], dp=[1.0, 8.0],
+                     pp=[1.0, 2.0], pipeline_idle=[1.0, 2.0], weight_format=["fp8", "fp4"],
+                     weight_read_per_device=[16e9, 4.8e9], kv_read_per_device=[8e9, 2.4e9], expert_ranks=[1.0, 8.0])
+    inputs = term_inputs(points, catalog.models)
+    assert list(inputs["layers_per_stage"]) == [80.0, 30.5] and list(inputs["sequences_per_rank"]) == [64.0, 32.0]
+    values = {"layer": 20e-6, "sequence": 10e-6, "latent": 0.5, "fp4": 0.25, "moe": 0.1}
+    costs = term_costs(points, inputs, CONSTANTS, values)
+    # weights 16e9 / (0.8 x 4.8e12) = 4.1667 ms, KV 2.0833 ms; the MoE row's each twice over (idle 2): 2.5 ms, 1.25 ms
+    dense_weights, moe_weights, moe_kv = 16e9 / 3.84e12, 2 * 4.8e9 / 3.84e12, 2 * 2.4e9 / 3.84e12
+    assert costs["layer"] == pytest.approx([20e-6 * 80, 20e-6 * 30.5 * 2])  # 1.6 ms; 1.22 ms
+    assert costs["sequence"] == pytest.approx([10e-6 * 64, 10e-6 * 32])  # 0.64 ms; 0.32 ms
+    assert costs["latent"] == pytest.approx([0.0, 0.5 * moe_kv])  # a GQA cache gets none
+    assert costs["fp4"] == pytest.approx([0.0, 0.25 * moe_weights])
+    assert costs["moe"] == pytest.approx([0.0, 0.1 * moe_weights])
+    # the step: today's named costs (weights, KV, the fixed 1 ms) plus the terms
+    step = step_with_terms(points, inputs, CONSTANTS, values)
+    assert step[0] == pytest.approx(dense_weights * 1.5 + 1e-3 + 1.6e-3 + 0.64e-3)
+    assert step[1] == pytest.approx(moe_weights * 1.35 + moe_kv * 1.5 + 1e-3 + 1.22e-3 + 0.32e-3)
+
+
+def test_known_constants_are_recovered_from_a_synthetic_data_set(catalog):
+    rng = np.random.default_rng(0)
+    n = 240
+    models = rng.choice(["llama-3.1-8b", "llama-3.1-70b", "qwen3-32b", "deepseek-v3"], n)
+    points = _points(model=models, running_batch=rng.choice([1.0, 4.0, 16.0, 64.0, 256.0], n),
+                     weight_read_per_device=rng.uniform(2e9, 40e9, n), kv_read_per_device=rng.uniform(0.1e9, 20e9, n),
+                     flops_per_device=rng.uniform(1e12, 4e14, n), collective_messages=rng.choice([0.0, 160.0], n),
+                     weight_format=rng.choice(["fp8", "fp4"], n))
+    inputs = term_inputs(points, catalog.models)
+    known, values = EngineConstants(2e-3, 0.75, 0.45, 8e-6), {"layer": 15e-6, "sequence": 4e-6}
+    measured = step_with_terms(points, inputs, known, values)
+    fitted, found = fit_terms(points, inputs, measured, 1.0, ("layer", "sequence"))
+    for name, value in zip(EngineConstants.NAMES[:4], known.values()[:4]):
+        assert getattr(fitted, name) == pytest.approx(value, rel=5e-3), name
+    assert found == {"layer": pytest.approx(15e-6, rel=5e-3), "sequence": pytest.approx(4e-6, rel=5e-3)}
+    assert fit_terms(points.iloc[:19], inputs.iloc[:19], measured[:19], 1.0, ()) is None  # too few to fit
+
+
+def test_the_committed_transfer_tables_read_against_the_estimates_own_error(root):
+    terms = pd.read_csv(root / "tables/derived/serving_transfer.csv").set_index("terms")
+    errors = pd.read_csv(root / "tables/derived/serving_estimate_error.csv").set_index(
+        ["scheme", "quantity", "backend", "mode"])
+    today = errors.loc[("leave one model out", "TPOT", "all", "agg")]
+    # today's costs left one model out are the estimate's own leave-one-model-out row, fitted the same way
+    for column in ("points", "median_error", "mean_error", "within_10", "within_20"):
+        assert terms.loc["today's costs", column] == pytest.approx(today[column], abs=1e-4), column
+    assert list(terms.index) == list(TERM_SETS)
+    # a fixed cost per layer and per sequence lowers the error most: 19.4% to 17.4%, short of a 10% target
+    assert terms["median_error"].idxmin() == BEST
+    assert terms.loc[BEST, "median_error"] == pytest.approx(0.174, abs=5e-4)
+    # the latent cache's own efficiency, learnt on the other latent models, does not carry over: it raises the error
+    assert terms.loc["latent attention's efficiency", "median_error"] > terms.loc["today's costs", "median_error"]
+    models = pd.read_csv(root / "tables/derived/serving_transfer_models.csv").set_index("model")
+    assert models["points"].sum() == today["points"]
+    assert (models["measured_over_estimate_p10"] <= models["measured_over_estimate"]).all()
+    assert (models["measured_over_estimate"] <= models["measured_over_estimate_p90"]).all()

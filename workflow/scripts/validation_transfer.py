@@ -1,0 +1,24 @@
+"""Which operation's efficiency carries over to a model the fit never saw: write tables/derived/serving_transfer and
+serving_transfer_models (kvwall.validation.transfer).
+
+Arguments: the two tables' CSV, Markdown and LaTeX paths, then the view (kvwall.inputs.views) and the validation the
+validation job saved (kvwall.validation.run).
+"""
+
+import sys
+
+from kvwall.inputs.views import load_view
+from kvwall.render import write_table
+from kvwall.tables import validation as tables
+from kvwall.units import MS
+from kvwall.validation.run import load_validation
+from kvwall.validation.transfer import transfer
+
+*outputs, view_path, validated = sys.argv[1:]
+catalog = load_view(view_path).catalog
+rows, vmap, result = load_validation(validated)
+understood = result.understood
+terms, models = transfer(understood, rows.loc[understood.index, "silicon_tpot_ms"].to_numpy(dtype=float) * MS,
+                         catalog.models, vmap.tokens_per_step)
+write_table(tables.transfer(terms), outputs[:3], folder_class="derived")
+write_table(tables.transfer_models(models), outputs[3:], folder_class="derived")
