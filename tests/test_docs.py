@@ -7,10 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
-from docs_pages import PAGES, ROOT, page
+from docs_pages import PAGES, ROOT, page, words
 
 #: What a newcomer reads first stays short; everything else is a page of docs/.
 README_LINES = 250
@@ -52,6 +53,25 @@ def test_the_readmes_audit_example_is_a_row_of_the_audit():
     header, row = example.splitlines()[:2]
     audit = page("tables/audit/reproduction.md").splitlines()
     assert header in audit and row in audit and "| match |" in row
+
+
+def test_the_readmes_errors_and_shares_are_the_built_tables():
+    error = pd.read_csv(ROOT / "tables/derived/serving_estimate_error.csv").set_index(["scheme", "quantity", "backend", "mode"])
+    summary = pd.read_csv(ROOT / "tables/derived/plan_ranking_summary.csv").set_index(["estimate", "limit"])
+
+    def median(scheme, quantity):
+        return error.loc[(scheme, quantity, "all", "agg"), "median_error"]
+
+    def top1(estimate):
+        return summary.loc[(estimate, "median"), "top1_agreement"]
+
+    new, measured = "leave one model out, with offsets", "grouped 5-fold, with offsets"
+    assert (f"the estimate's TPOT median error is {median(new, 'TPOT'):.1%} leaving one model out (TTFT "
+            f"{median(new, 'TTFT'):.0%}), and {median(measured, 'TPOT'):.1%} for a model measured at other lengths (TTFT "
+            f"{median(measured, 'TTFT'):.0%})") in words("README.md")
+    assert (f"the plan's first layout is the measured one in {top1('calibrated with offsets, leave one model out'):.1%} "
+            f"and {top1('calibrated with offsets, held out'):.1%} of the measured groups, where a second measurement of "
+            f"the same points agrees in {top1('a second measurement'):.1%}") in words("README.md")
 
 
 def test_every_table_is_linked_with_its_caption():
