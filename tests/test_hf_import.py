@@ -47,9 +47,11 @@ def test_refusals_name_the_key(capsys, tmp_path):
     assert main(["import", str(CORPUS / "nvidia--GLM-5-NVFP4_hf_quant_config.json")]) == 2
     assert "quantization: a quantization companion" in capsys.readouterr().err
     unknown = tmp_path / "org--unknown_config.json"
-    unknown.write_text('{"model_type": "bert", "num_hidden_layers": 12}')
-    with pytest.raises(ImportRefused, match="model_type: architecture 'bert' is not modelled"):
+    unknown.write_text('{"model_type": "bert", "num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12, '
+                       '"intermediate_size": 3072, "vocab_size": 30522, "type_vocab_size": 2}')
+    with pytest.raises(ImportRefused, match="type_vocab_size: not understood: it could change the cache") as err:
         read_config(unknown)
+    assert err.value.key == "type_vocab_size" and "model_type 'bert' is not one kvwall names" in err.value.reason
 
 
 def test_llama_head_dim_from_hidden_over_heads_stated(catalog):

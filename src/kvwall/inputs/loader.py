@@ -299,16 +299,19 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
         if "moe" in entry:
             for name in _MOE_COUNTS:
                 prov[f"moe.{name}"] = reader.quantity(entry["moe"][name], f"{key}.moe.{name}", "count", default)
-            for name in ("expert_matrices", "latent_size"):
+            for name in ("expert_matrices", "latent_size", "dense_beside"):
                 if name in entry["moe"]:
                     prov[f"moe.{name}"] = reader.quantity(entry["moe"][name], f"{key}.moe.{name}", "count", default)
             moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS),
                                    expert_matrices=int(prov["moe.expert_matrices"].value) if "moe.expert_matrices" in prov else 3,
-                                   latent_size=int(prov["moe.latent_size"].value) if "moe.latent_size" in prov else 0)
+                                   latent_size=int(prov["moe.latent_size"].value) if "moe.latent_size" in prov else 0,
+                                   dense_beside=int(prov["moe.dense_beside"].value) if "moe.dense_beside" in prov else 0)
             if moe.experts_per_token > moe.routed_experts:
                 raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
             if moe.dense_layers > n["n_layers"]:
                 raise SpecError(reader.file, f"{key}.moe.dense_layers", f"{moe.dense_layers} exceeds n_layers {n['n_layers']}")
+            if moe.dense_beside > n["n_layers"] - moe.dense_layers:
+                raise SpecError(reader.file, f"{key}.moe.dense_beside", "exceeds the layers with routed experts")
         kv_format = entry.get("kv_format")
         if kv_format is not None:
             _check_format(kv_format, reader.file, f"{key}.kv_format")

@@ -512,6 +512,7 @@ class MixtureOfExperts:
     dense_layers: int  # layers without routed experts
     expert_matrices: int = 3  # weight matrices per expert: 3 gated (SwiGLU), 2 non-gated (relu2)
     latent_size: int = 0  # the width routed experts work in, projected from and back to the hidden size (0: hidden)
+    dense_beside: int = 0  # MoE layers that also run a dense MLP of intermediate_size on every token (Arctic, Gemma 4)
 
 
 ATTENTION, DENSE_MLP, SHARED_EXPERTS, EXPERTS, ROUTER, EMBEDDING, LM_HEAD = (
@@ -621,12 +622,14 @@ class Model:
 
     @property
     def dense_mlp_layers(self) -> int:
-        """Layers whose MLP is dense: every layer of a dense model, the dense_layers of an MoE model, and of a hybrid
-        stack only its FFN-only layers that are not MoE layers (its attention and state layers carry no MLP)."""
+        """Layers whose MLP is dense: every layer of a dense model, the dense_layers of an MoE model and its MoE
+        layers with a dense MLP beside the experts, and of a hybrid stack only its FFN-only layers that are not MoE
+        layers (its attention and state layers carry no MLP)."""
         if self.moe is None:
             return self.n_layers
         ffn_only = sum(g.layers for g in self.attention.groups if g.kind == NONE)
-        return ffn_only - (self.n_layers - self.moe.dense_layers) if ffn_only else self.moe.dense_layers
+        dense = ffn_only - (self.n_layers - self.moe.dense_layers) if ffn_only else self.moe.dense_layers
+        return dense + self.moe.dense_beside
 
     @property
     def weight_parts(self) -> tuple[str, ...]:
