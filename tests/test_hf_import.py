@@ -217,9 +217,10 @@ def test_kimi_text_config_and_glm_indexer(catalog):
     assert kimi.entry["n_layers"]["source"] == "kimi-k2.5.text-config.num-hidden-layers"
     assert kimi.sources["kimi-k2.5.text-config.kv-lora-rank"].endswith("config.json: text_config.kv_lora_rank")
     assert catalog.models["kimi-k2.5"].attention.latent_dim == 576
-    # GLM-5: 78 MLA layers, each a latent of 512 + 64 and an indexer key of 128: 78 x (576 + 128) x 2 B = 109,824
-    # B/token, all of it on every TP rank.
-    assert kv_bytes_per_token(catalog.models["glm-5"], BF16) == 78 * (576 + 128) * 2 == 109_824
+    # GLM-5: 78 MLA layers, each a latent of 512 + 64 at bf16 and an indexer key of 128 in fp8 with one fp32 scale:
+    # 78 x (576 x 2 + 132) = 100,152 B/token, all of it on every TP rank; at fp8 KV, 78 x (576 + 132) = 55,224.
+    assert kv_bytes_per_token(catalog.models["glm-5"], BF16) == 78 * (576 * 2 + 132) == 100_152
+    assert kv_bytes_per_token(catalog.models["glm-5"], 1.0) == 78 * (576 + 132) == 55_224
     assert any("index_head_dim" in n and "beside the latent" in n for n in read_config(CORPUS / "zai-org--GLM-5_config.json").notes)
 
 

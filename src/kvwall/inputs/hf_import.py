@@ -83,9 +83,9 @@ def _read_json(path: Path) -> dict:
     return document
 
 
-def _language_model(path: Path, config: dict) -> tuple[dict, str, str, str, list[str]]:
+def _language_model(path: Path, config: dict) -> tuple[dict, str, str, str, str, list[str]]:
     """The language model's keys (a multimodal wrapper's ``text_config``), their prefix, model type, the family
-    and convention it is read by, and the warning where its model type is not one kvwall names: such a config is read
+    it is read as and the reading (its family's own, or a convention), and the warning where its model type is not one kvwall names: such a config is read
     by the convention its keys follow (kvwall.inputs.hf_keys) unless one of its keys could change the cache and is
     not understood, which is refused by name."""
     if config.get("text_config") is not None and not isinstance(config["text_config"], dict):
@@ -98,7 +98,7 @@ def _language_model(path: Path, config: dict) -> tuple[dict, str, str, str, list
         if text.get(key) is not None:
             raise ImportRefused(path, prefix + key, why)
     if model_type in MODELLED_TYPES:
-        return text, prefix, model_type, f"{family_of(model_type)}: {model_type}", []
+        return text, prefix, model_type, family_of(model_type), family_of(model_type), []
     refused = refused_key(text)
     if refused is not None:
         raise ImportRefused(path, prefix + refused[0], f"{refused[1]} (model_type {model_type!r} is not one kvwall "
@@ -106,7 +106,7 @@ def _language_model(path: Path, config: dict) -> tuple[dict, str, str, str, list
     family, names = convention(text)
     warning = (f"model_type {model_type!r} is not one kvwall names: read as a {family} model by {names}, "
                "every key read or known not to matter")
-    return text, prefix, model_type, f"{family}: by {names}", [warning]
+    return text, prefix, model_type, family, f"{family} by {names}", [warning]
 
 
 def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: str | None = None,
@@ -123,13 +123,12 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
         candidate = path.with_name(path.name.replace("_config.json", "_hf_quant_config.json"))
         quant_path = candidate if candidate.exists() and candidate != path else None
     quant = _read_json(Path(quant_path)) if quant_path else None
-    text, prefix, model_type, read_as, warnings = _language_model(path, config)
+    text, prefix, model_type, family, read_as, warnings = _language_model(path, config)
     f = ConfigFields(path, text, prefix)
     model_id = model_id or model_id_from_hf(hf_id)
 
     given_layers = f.count("num_hidden_layers") if f.has("num_hidden_layers") else None
     d, n_q, V = f.read("hidden_size"), f.read("num_attention_heads"), f.read("vocab_size")
-    family = read_as.split(":")[0]
     if given_layers is None and family != "mamba hybrid":
         f.count("num_hidden_layers")  # refuses: the count is needed
     layout = read_layout(f, model_type, family, given_layers, d.value, n_q.value)

@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kvwall.inputs.hf_fields import ConfigFields, Read
+from kvwall.inputs.index_storage import INDEX_STORAGE
 
 #: Architectures (``model_type`` of the language model) by family.
 GQA_TYPES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "minimax_m2", "mimo", "qwen3_vl_text",
@@ -375,8 +376,9 @@ def _gated_deltanet(f: ConfigFields, d: int, layers: Read) -> tuple[Group, int, 
 def read_mla(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) -> Layout:
     """Multi-head latent attention (DeepSeek-V3, Kimi K2, GLM-5): a latent of kv_lora_rank + qk_rope_head_dim per
     token and layer; with a lightning indexer (index_head_dim: GLM-5's DSA, DeepSeek-V3.2) one index key per token
-    beside it (GlmMoeDsaIndexer caches it), both whole on every TP rank. Kimi K2 (model_type kimi_k2, which
-    transformers defines only inside kimi_k25) is DeepSeek-V3's architecture, as vLLM serves it
+    beside it (GlmMoeDsaIndexer caches it), stored as the engines store it (kvwall.inputs.index_storage), both whole
+    on every TP rank. Kimi K2 (model_type kimi_k2, which transformers defines only inside kimi_k25) is DeepSeek-V3's
+    architecture, as vLLM serves it
     (vllm/model_executor/models/deepseek_v2.py)."""
     rank, rope, per_layer = _latent(f, d, n_q)
     nope, q_rank = f.count("qk_nope_head_dim"), f.count("q_lora_rank") if f.has("q_lora_rank") else 0
@@ -384,11 +386,15 @@ def read_mla(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) 
     notes = []
     if f.has("index_head_dim"):
         index = f.read("index_head_dim")
+        if index.value % INDEX_STORAGE.block:
+            raise f.refuse("index_head_dim", f"{index.value} is not a multiple of {INDEX_STORAGE.block}, the values the "
+                                             "engines store per fp32 scale")
         heads = f.count("index_n_heads")
         per_layer += (q_rank or d) * heads * index.value + d * index.value + d * heads
         attention["index_head_dim"] = index
         notes.append(f"{f.prefix}index_head_dim: the sparse-attention indexer caches one key of {index.value} per token "
-                     "and layer beside the latent, in the KV dtype")
+                     f"and layer beside the latent, in fp8 with one fp32 scale per {INDEX_STORAGE.block} values "
+                     f"({INDEX_STORAGE.key_bytes(index.value)} B) whatever the KV format")
     moe = read_moe(f, n_layers)
     ff = f.read("intermediate_size")
     params = n_layers * per_layer

@@ -20,6 +20,7 @@ from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
 from kvwall.inputs.device_assumptions import read_fabric, with_assumptions
+from kvwall.inputs.index_storage import INDEX_STORAGE
 from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.reader import SpecError, key_path, parse_yaml, read_yaml
 from kvwall.inputs.schema_library import jsonschema
@@ -277,6 +278,9 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
                     prov[f"attention.{name}"] = reader.quantity(attention_node[name], f"{key}.attention.{name}", "count", default)
             optional = {name: int(prov[f"attention.{name}"].value) for name in ("index_head_dim", "q_lora_rank")
                         if f"attention.{name}" in prov}
+            if optional.get("index_head_dim", 0) % INDEX_STORAGE.block:
+                raise SpecError(reader.file, f"{key}.attention.index_head_dim", f"{optional['index_head_dim']} is not a "
+                                f"multiple of {INDEX_STORAGE.block}, the values the engines store per fp32 scale")
             attention = LatentAttention(
                 n["n_layers"], n["n_q_heads"], int(prov["attention.kv_lora_rank"].value),
                 int(prov["attention.qk_rope_head_dim"].value), **optional)
