@@ -57,6 +57,7 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
         except ImportRefused as err:
             print(f"kvwall: {err}", file=sys.stderr)
             return 2
+        _warn(path, imported)
         model = load_imported(catalog, imported, params_nominal, nominal_source, path)
         for finding in model_findings(model, str(path), lambda m: imported.params_derived):
             print(f"kvwall: {finding}", file=sys.stderr)
@@ -68,12 +69,19 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
     return 0
 
 
+def _warn(path, imported) -> None:
+    """The one warning of a config whose architecture kvwall does not name, read by convention."""
+    for warning in imported.warnings:
+        print(f"kvwall: warning: {path}: {warning}", file=sys.stderr)
+
+
 def with_hf_config(catalog: Catalog, path: str) -> tuple[Catalog, str]:
     """The catalogue with the model of one config.json, its parameter count derived (no nominal count given)."""
     try:
         imported = read_config(path)
     except ImportRefused as err:
         raise SpecError(err.file, err.key, err.reason) from None
+    _warn(path, imported)
     model = load_imported(catalog, imported, None, None, path)
     for finding in model_findings(model, path, lambda m: imported.params_derived):
         print(f"kvwall: {finding}", file=sys.stderr)

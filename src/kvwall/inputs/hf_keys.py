@@ -61,7 +61,8 @@ NOT_CACHE = dict.fromkeys((
     "add_cross_attention", "cross_attention_hidden_size", "is_decoder", "is_encoder_decoder", "tie_encoder_decoder",
     "decoder_start_token_id", "chunk_size_feed_forward", "tf_legacy_loss", "use_bfloat16", "output_attentions",
     "output_hidden_states", "output_scores", "output_router_logits", "return_dict_in_generate", "use_cache",
-    "initializer_range", "language_model_only", "num_logits_to_keep", "ignore_index"),
+    "initializer_range", "language_model_only", "num_logits_to_keep", "ignore_index", "model_max_length",
+    "parallel_attn_mlp_res"),
     "bookkeeping of the configuration class or the checkpoint")
 NOT_CACHE.update(dict.fromkeys((
     "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "image_token_id", "video_token_id",
@@ -92,7 +93,9 @@ NOT_CACHE.update(dict.fromkeys((
     "mamba_proj_bias"), "norms, activations, biases and soft caps (biases and norms under 0.1% of the weights)"))
 NOT_CACHE.update(dict.fromkeys((
     "norm_topk_prob", "routed_scaling_factor", "scoring_func", "topk_method", "n_group", "topk_group",
-    "use_routing_bias", "moe_router_dtype", "moe_shared_expert_overlap", "expert_dtype"),
+    "use_routing_bias", "moe_router_dtype", "moe_shared_expert_overlap", "expert_dtype", "moe_renormalize",
+    "moe_router_activation_func", "num_expert_group", "use_grouped_topk", "moe_train_capacity_factor",
+    "moe_eval_capacity_factor", "moe_min_capacity", "moe_token_dropping", "enable_expert_tensor_parallelism"),
     "how the router scores experts, not how many or how large"))
 NOT_CACHE.update(dict.fromkeys((
     "num_nextn_predict_layers", "num_mtp_modules", "mtp_transformer_layers", "use_mtp", "mtp_num_hidden_layers",

@@ -22,7 +22,7 @@ from kvwall.inputs.index_storage import INDEX_STORAGE
 #: Architectures (``model_type`` of the language model) by family.
 GQA_TYPES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "minimax_m2", "mimo", "qwen3_vl_text",
              "qwen3_vl_moe_text", "gpt_oss", "qwen3_5_text", "qwen3_5_moe_text", "llama4_text", "gemma4_text",
-             "minimax_m3"}
+             "minimax_m3", "arctic"}
 MLA_TYPES = {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
 COMPRESSED_TYPES = {"deepseek_v4", "deepseek_ref"}
 HYBRID_TYPES = {"nemotron_h"}
@@ -30,8 +30,8 @@ HETEROGENEOUS_TYPES = {"nemotron-nas"}
 DELTA_TYPES = {"kimi_linear"}
 MODELLED_TYPES = GQA_TYPES | MLA_TYPES | COMPRESSED_TYPES | HYBRID_TYPES | HETEROGENEOUS_TYPES | DELTA_TYPES
 #: Architectures whose reference derives head_dim as hidden_size / num_attention_heads when the config leaves it out
-#: or null (LlamaConfig, MixtralConfig, GptOssConfig, Llama4TextConfig, DeciLM).
-HIDDEN_OVER_HEADS_TYPES = {"llama", "mistral", "mixtral", "qwen2", "llama4_text", "nemotron-nas"}
+#: or null (LlamaConfig, MixtralConfig, GptOssConfig, Llama4TextConfig, DeciLM, vLLM's ArcticAttention).
+HIDDEN_OVER_HEADS_TYPES = {"llama", "mistral", "mixtral", "qwen2", "llama4_text", "nemotron-nas", "arctic"}
 #: head_dim where the config leaves it out: the default of the type's configuration class.
 HEAD_DIM_DEFAULTS = {"qwen3": 128, "qwen3_moe": 128, "minimax_m2": 128, "qwen3_vl_text": 128, "qwen3_vl_moe_text": 128,
                      "gpt_oss": 64, "qwen3_5_text": 256, "qwen3_5_moe_text": 256, "gemma4_text": 256, "nemotron_h": 128,
