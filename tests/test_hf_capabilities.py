@@ -44,6 +44,11 @@ DELTA = {**COMMON, "model_type": "kimi_linear", "num_hidden_layers": 8, "hidden_
          "num_experts_per_token": 8, "moe_intermediate_size": 1024, "num_shared_experts": 1, "first_k_dense_replace": 1,
          "linear_attn_config": {"kda_layers": [1, 2, 3, 5, 6, 7], "full_attn_layers": [4, 8], "num_heads": 32,
                                 "head_dim": 128, "short_conv_kernel_size": 4}}
+#: Qwen3-Next-style: Gated DeltaNet layers between full ones by full_attention_interval, no layer_types.
+INTERVAL = {**COMMON, "model_type": "qwen3_next", "num_hidden_layers": 8, "hidden_size": 2048, "num_attention_heads": 16,
+            "num_key_value_heads": 2, "head_dim": 256, "full_attention_interval": 4, "linear_num_key_heads": 16,
+            "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+            "linear_conv_kernel_dim": 4, "intermediate_size": 5120}
 #: Snowflake-Arctic-style: 16 experts top-2 in every layer, and a dense MLP beside them (use_residual).
 ARCTIC = {**COMMON, "model_type": "arctic", "num_hidden_layers": 4, "hidden_size": 1024, "num_attention_heads": 8,
           "num_key_value_heads": 8, "intermediate_size": 2048, "num_local_experts": 16, "num_experts_per_tok": 2,
@@ -136,6 +141,15 @@ def test_kimi_delta_attention_beside_mla(catalog, tmp_path):
     moe = 7 * (64 * 3 * 2304 * 1024 + 2304 * 64 + 3 * 2304 * 1024)
     assert read_config(write(tmp_path, DELTA)).params_derived == (2 * mla + 6 * kda + moe + 3 * 2304 * 9216
                                                                  + 2 * 1000 * 2304)
+
+
+def test_linear_attention_layers_by_their_interval(catalog, tmp_path):
+    # layers 4 and 8 full: 2 x 2 x 2 KV heads x 256 x 2 B = 4,096 B/token; 6 Gated DeltaNet layers of 32 x 128 x 128
+    # + (4 - 1) x (2 x 16 x 128 + 32 x 128) = 548,864 elements, x 4 B = 13,172,736 B per sequence
+    m = load(catalog, tmp_path, INTERVAL)
+    assert [(g.kind, g.layers) for g in m.attention.groups] == [("full", 2), ("state", 6)]
+    assert kv_bytes_per_token(m, BF16) == 4_096
+    assert m.attention.state_bytes == 6 * (32 * 128 * 128 + 3 * (2 * 16 * 128 + 32 * 128)) * FP32_STATE == 13_172_736
 
 
 def test_an_moe_block_beside_the_dense_mlp(catalog, tmp_path):

@@ -26,7 +26,9 @@ READ = {
     "use_sliding_window": "sliding layers without layer_types (refused)",
     "swa_num_key_value_heads": "KV heads of the sliding layers", "swa_head_dim": "head size of the sliding layers",
     "swa_num_attention_heads": "query heads of the sliding layers", "swa_v_head_dim": "value size of the sliding layers",
-    "hybrid_layer_pattern": "sliding (1) or full (0) per layer", "sliding_window_size": "window of the sliding layers",
+    "hybrid_layer_pattern": "sliding (1) or full (0) per layer",
+    "full_attention_interval": "every k-th layer full, the rest linear attention (without layer_types)",
+    "sliding_window_size": "window of the sliding layers",
     "num_experts_per_token": "experts per token", "num_shared_experts": "shared experts",
     "kv_lora_rank": "MLA latent rank", "q_lora_rank": "MLA query rank", "qk_rope_head_dim": "MLA rotary key size",
     "qk_nope_head_dim": "MLA key size", "v_head_dim": "MLA value size",
@@ -87,10 +89,11 @@ NOT_CACHE.update(dict.fromkeys((
     "mla_use_nope"),
     "rotary positions: the rotated sizes are the head sizes read"))
 NOT_CACHE.update(dict.fromkeys((
-    "rms_norm_eps", "norm_eps", "layer_norm_epsilon", "use_qk_norm", "qk_norm_type", "use_gemma_norm",
+    "rms_norm_eps", "norm_eps", "layer_norm_epsilon", "layernorm_epsilon", "use_qk_norm", "qk_norm_type", "use_gemma_norm",
     "residual_in_fp32", "hc_eps", "hidden_act", "hidden_activation", "mamba_hidden_act", "swiglu_alpha",
     "swiglu_limit", "final_logit_softcapping", "attention_bias", "mlp_bias", "qkv_bias", "use_bias", "use_conv_bias",
-    "mamba_proj_bias"), "norms, activations, biases and soft caps (biases and norms under 0.1% of the weights)"))
+    "mamba_proj_bias", "add_swa_attention_sink_bias", "add_full_attention_sink_bias", "attention_value_scale"),
+    "norms, activations, biases, attention sinks and scales (under 0.1% of the weights, nothing cached)"))
 NOT_CACHE.update(dict.fromkeys((
     "norm_topk_prob", "routed_scaling_factor", "scoring_func", "topk_method", "n_group", "topk_group",
     "use_routing_bias", "moe_router_dtype", "moe_shared_expert_overlap", "expert_dtype", "moe_renormalize",
@@ -117,7 +120,7 @@ FAMILY_ONLY = {
     **dict.fromkeys(("sparse_attention_config", "attention_output_gate", "attn_type_list"), "minimax_m3"),
     **dict.fromkeys(("index_topk_freq", "index_topk_pattern", "indexer_types", "mlp_layer_types",
                      "index_skip_topk_offset"), "glm_moe_dsa"),
-    "block_configs": "nemotron-nas", "full_attention_interval": "qwen3_5_text", "output_gate_type": "qwen3_5_text",
+    "block_configs": "nemotron-nas", "output_gate_type": "qwen3_5_text",
     "experts_per_token": "gpt_oss",
 }
 #: Keys that change what a layer caches in ways kvwall does not model, refused whatever the architecture.

@@ -22,7 +22,7 @@ from kvwall.inputs.index_storage import INDEX_STORAGE
 #: Architectures (``model_type`` of the language model) by family.
 GQA_TYPES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "minimax_m2", "mimo", "qwen3_vl_text",
              "qwen3_vl_moe_text", "gpt_oss", "qwen3_5_text", "qwen3_5_moe_text", "llama4_text", "gemma4_text",
-             "minimax_m3", "arctic"}
+             "minimax_m3", "arctic", "qwen3_next"}
 MLA_TYPES = {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
 COMPRESSED_TYPES = {"deepseek_v4", "deepseek_ref"}
 HYBRID_TYPES = {"nemotron_h"}
@@ -34,8 +34,8 @@ MODELLED_TYPES = GQA_TYPES | MLA_TYPES | COMPRESSED_TYPES | HYBRID_TYPES | HETER
 HIDDEN_OVER_HEADS_TYPES = {"llama", "mistral", "mixtral", "qwen2", "llama4_text", "nemotron-nas", "arctic"}
 #: head_dim where the config leaves it out: the default of the type's configuration class.
 HEAD_DIM_DEFAULTS = {"qwen3": 128, "qwen3_moe": 128, "minimax_m2": 128, "qwen3_vl_text": 128, "qwen3_vl_moe_text": 128,
-                     "gpt_oss": 64, "qwen3_5_text": 256, "qwen3_5_moe_text": 256, "gemma4_text": 256, "nemotron_h": 128,
-                     "deepseek_v4": 512, "minimax_m3": 128}
+                     "gpt_oss": 64, "qwen3_5_text": 256, "qwen3_5_moe_text": 256, "qwen3_next": 256, "gemma4_text": 256,
+                     "nemotron_h": 128, "deepseek_v4": 512, "minimax_m3": 128}
 #: Layer-type names of ``layer_types`` and the kind kvwall gives each layer.
 LAYER_TYPE_NAMES = {"full_attention": "full", "sliding_attention": "window", "linear_attention": "linear",
                     "chunked_attention": "chunked"}
@@ -183,6 +183,9 @@ def _gqa_layer_kinds(f: ConfigFields, model_type: str, n_layers: int) -> tuple[l
     pattern the type's reference derives when the config leaves it out."""
     if f.has("layer_types"):
         return f.names("layer_types", LAYER_TYPE_NAMES, n_layers), "layer_types"
+    if f.has("full_attention_interval"):  # Qwen3NextConfig: every interval-th layer full, the rest linear attention
+        interval = f.count("full_attention_interval")
+        return ["linear" if (i + 1) % interval else "full" for i in range(n_layers)], "full_attention_interval"
     if f.has("hybrid_layer_pattern"):  # MiMo-V2 (MiMoV2FlashConfig): 1 marks a sliding-window layer, 0 a full one
         pattern = f.counts("hybrid_layer_pattern", n_layers)
         if set(pattern) - {0, 1}:
