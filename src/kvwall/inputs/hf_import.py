@@ -3,8 +3,10 @@
 The config's fields are read with their types checked (kvwall.inputs.hf_fields) and each architecture family's cache
 layout and weights by kvwall.inputs.hf_layouts, as the family's reference implementation reads them; every value
 keeps the config key it was read from as its source, and a default the config leaves out is stated as the
-reference's. A multimodal wrapper's ``text_config`` is read.
-What cannot be modelled is refused with one ImportRefused naming the file, the key and the reason.
+reference's. A multimodal wrapper's ``text_config`` is read. A model type kvwall does not name is read by the
+convention its keys follow (kvwall.inputs.hf_keys), with one warning naming it, where every key it gives is read or
+known not to matter. What cannot be modelled is refused with one ImportRefused naming the file, the key and the
+reason.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ spans, index keys, states), the model-level head layout, the MoE fields, and the
 type's configuration class in transformers 5.24 gives the default (its ``__post_init__`` derives layer patterns);
 tests/test_hf_reference.py reads every corpus config through those classes and compares. Types transformers does not
 define are checked against vLLM's model code, cited in their family's docstring. Norms, biases, attention sinks and
-position biases are left out of the weights (under 0.1%).
+position biases are left out of the weights (under 0.1%). A model type kvwall does not name is read by the family
+whose convention its keys follow (kvwall.inputs.hf_keys), a head_dim it leaves out as hidden / heads (Llama's).
 """
 
 from __future__ import annotations
@@ -111,8 +112,9 @@ def head_dim(f: ConfigFields, model_type: str, d: int, n_q: int, notes: list[str
     if model_type in HIDDEN_OVER_HEADS_TYPES or model_type not in MODELLED_TYPES:
         if d % n_q:
             raise f.refuse("hidden_size", f"not a multiple of num_attention_heads {n_q}")
-        notes.append(f"head_dim: absent; hidden_size / num_attention_heads = {d // n_q}, the {model_type} convention (assumption)")
-        return Read(d // n_q, "derived-head-dim", f"hidden_size / num_attention_heads ({model_type} convention)")
+        named = model_type if model_type in MODELLED_TYPES else "llama"
+        notes.append(f"head_dim: absent; hidden_size / num_attention_heads = {d // n_q}, the {named} convention (assumption)")
+        return Read(d // n_q, "derived-head-dim", f"hidden_size / num_attention_heads ({named} convention)")
     if model_type in HEAD_DIM_DEFAULTS:
         value = HEAD_DIM_DEFAULTS[model_type]
         notes.append(f"head_dim: absent; {value}, the default of the {model_type} configuration class")
@@ -241,10 +243,14 @@ def read_gqa(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) 
     """Grouped-query attention, per layer full, sliding-window, chunked (Llama 4), sparse with an index cache
     (MiniMax-M3) or linear attention (Qwen3.5's Gated DeltaNet); Gemma 4's full layers with their own head_dim and
     KV heads (global_head_dim, num_global_key_value_heads) and, under attention_k_eq_v, no value projection: the
-    reference (Gemma4TextAttention) still caches a key and a value, normed apart. MiniMax-M3 is read as
-    transformers' MiniMaxM3VLTextConfig reads the same keys (model_type minimax_m3_vl_text); MiMo, which
-    transformers does not define, as vLLM's vllm/model_executor/models/mimo.py reads it (Qwen2 attention, its
-    multi-token-prediction layers not counted)."""
+    reference (Gemma4TextAttention) still caches a key and a value, normed apart. Sliding layers with heads and head
+    sizes of their own (swa_*), keys and values of different sizes (v_head_dim), the layer pattern of
+    full_attention_interval (Qwen3NextConfig) or hybrid_layer_pattern, and a dense MLP beside the experts
+    (_dense_beside) are read wherever they appear. MiniMax-M3 is read as transformers' MiniMaxM3VLTextConfig reads
+    the same keys (model_type minimax_m3_vl_text); MiMo, which transformers does not define, as vLLM's
+    vllm/model_executor/models/mimo.py reads it (Qwen2 attention, its multi-token-prediction layers not counted);
+    Arctic as vllm/model_executor/models/arctic.py (Llama attention, experts of intermediate_size every
+    moe_layer_frequency-th layer)."""
     notes: list[str] = []
     n_kv = kv_heads(f, n_q)
     dh = _with_values(f, head_dim(f, model_type, d, n_q, notes), "v_head_dim")
