@@ -74,12 +74,16 @@ def test_keys_that_double_as_values_halve_the_cache():
 
 
 def test_an_indexer_key_beside_a_latent():
-    # GLM-5: 78 layers x (512 + 64 latent + 128 index key) x 2 B = 109,824 B/token; attention FLOPs over the latent only
+    # GLM-5: 78 layers x (512 + 64) x 2 B of latent = 89,856 B/token, and 78 index keys of 128 in fp8 with one fp32
+    # scale per 128 values, 78 x 132 = 10,296 B whatever the KV format; attention FLOPs over the latent only
     latent = LatentAttention(78, 64, 512, 64, index_head_dim=128)
-    assert latent.kv_elements_per_token * BF16 == 109_824
+    assert latent.kv_elements_per_token * BF16 == 89_856 and latent.index_bytes_per_token == 10_296
     assert latent.attention_flops_per_position == 2 * 78 * 64 * (576 + 512)
     (group,) = latent.groups
     assert group.kv_elements_per_token == latent.kv_elements_per_token and group.on_tensor_rank(8) == group
+    assert group.index_bytes_per_token == latent.index_bytes_per_token
+    with pytest.raises(ValueError, match="index keys on latent layers of a stack"):
+        LayerStack((group,))
 
 
 def test_what_one_tensor_rank_holds():

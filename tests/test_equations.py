@@ -88,6 +88,7 @@ def test_a_layer_stack_sums_its_groups(catalog):
 
 
 def test_mla_with_index_keys_names_them(catalog):
-    glm = catalog.models["glm-5"]  # a latent of 512 + 64 and an indexer key of 128 per token and layer
-    assert kv_equation(glm) == "SoK Eq. 1, Table 1 (MLA): L (d_c + d_r + d_I) w_kv"
-    assert crossover_equation(glm, TRAFFIC_EQUATION) == "SoK section 3.4, Table 4: s*(b) = W(b) / (b L (d_c + d_r + d_I) w_kv)"
+    glm = catalog.models["glm-5"]  # a latent of 512 + 64 and an indexer key of 128 per token and layer, in fp8
+    assert kv_equation(glm) == "SoK Eq. 1, Table 1 (MLA): L ((d_c + d_r) w_kv + d_I w_I)"
+    assert crossover_equation(glm, TRAFFIC_EQUATION) == (
+        "SoK section 3.4, Table 4: s*(b) = W(b) / (b L ((d_c + d_r) w_kv + d_I w_I))")

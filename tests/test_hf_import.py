@@ -48,9 +48,11 @@ def test_refusals_name_the_key(capsys, tmp_path):
     assert main(["import", str(CORPUS / "nvidia--GLM-5-NVFP4_hf_quant_config.json")]) == 2
     assert "quantization: a quantization companion" in capsys.readouterr().err
     unknown = tmp_path / "org--unknown_config.json"
-    unknown.write_text('{"model_type": "bert", "num_hidden_layers": 12}')
-    with pytest.raises(ImportRefused, match="model_type: architecture 'bert' is not modelled"):
+    unknown.write_text('{"model_type": "bert", "num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12, '
+                       '"intermediate_size": 3072, "vocab_size": 30522, "type_vocab_size": 2}')
+    with pytest.raises(ImportRefused, match="type_vocab_size: not understood: it could change the cache") as err:
         read_config(unknown)
+    assert err.value.key == "type_vocab_size" and "model_type 'bert' is not one kvwall names" in err.value.reason
 
 
 def test_llama_head_dim_from_hidden_over_heads_stated(catalog):
@@ -216,9 +218,10 @@ def test_kimi_text_config_and_glm_indexer(catalog):
     assert kimi.entry["n_layers"]["source"] == "kimi-k2.5.text-config.num-hidden-layers"
     assert kimi.sources["kimi-k2.5.text-config.kv-lora-rank"].endswith("config.json: text_config.kv_lora_rank")
     assert catalog.models["kimi-k2.5"].attention.latent_dim == 576
-    # GLM-5: 78 MLA layers, each a latent of 512 + 64 and an indexer key of 128: 78 x (576 + 128) x 2 B = 109,824
-    # B/token, all of it on every TP rank.
-    assert kv_bytes_per_token(catalog.models["glm-5"], BF16) == 78 * (576 + 128) * 2 == 109_824
+    # GLM-5: 78 MLA layers, each a latent of 512 + 64 at bf16 and an indexer key of 128 in fp8 with one fp32 scale:
+    # 78 x (576 x 2 + 132) = 100,152 B/token, all of it on every TP rank; at fp8 KV, 78 x (576 + 132) = 55,224.
+    assert kv_bytes_per_token(catalog.models["glm-5"], BF16) == 78 * (576 * 2 + 132) == 100_152
+    assert kv_bytes_per_token(catalog.models["glm-5"], 1.0) == 78 * (576 + 132) == 55_224
     assert any("index_head_dim" in n and "beside the latent" in n for n in read_config(CORPUS / "zai-org--GLM-5_config.json").notes)
 
 

@@ -31,6 +31,20 @@ def test_one_row_per_config_and_none_refused(table):
                                                          "nemotron-nas", "nemotron_h", "glm_moe_dsa", "qwen3_5_text"}
 
 
+def test_each_row_names_its_reading_and_no_key_is_left_unread(rows):
+    assert {row["read_as"] for row in rows.values()} == {"gqa", "mla", "compressed", "mamba hybrid", "blocks"}
+    assert rows["zai-org/GLM-5"]["read_as"] == "mla" and rows["nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"][
+        "read_as"] == "mamba hybrid"
+    assert not [row["hf_id"] for row in rows.values() if row["unread"]]
+
+
+def test_an_indexer_key_in_the_engines_format(rows):
+    # GLM-5: 78 x 576 x 2 B of latent and 78 x (128 + 4) B of fp8 index keys with their fp32 scales = 100,152
+    glm = rows["zai-org/GLM-5"]
+    assert (glm["kv_8k"], glm["kv_1m"]) == (100_152, 100_152) == (78 * (576 * 2 + 132),) * 2
+    assert glm["layers"] == "78 x latent 576 + index 128 (132 B)"
+
+
 def test_bytes_per_token_at_8k_and_1m(rows):
     # DeepSeek-V4-Flash: 50,912 B/token within the 128-token window, 6,880 beyond it:
     # (50,912 x 128 + 6,880 x 8,064) / 8,192 = 7,568 B/token at 8k

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kvwall.cli.main import main
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.errors import SpecError
 from kvwall.measure.analysis import batch_growth, growth_check
 from kvwall.measure.config import load_measure_config
 from kvwall.measure.record import RECORDS_DIR, read_record

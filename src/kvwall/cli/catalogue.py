@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from kvwall.cli import request
+from kvwall.cli.hf_config import warn_convention
 from kvwall.cli.models_file import add_entry
 from kvwall.cli.options import catalogue_options, parameter_count
 from kvwall.inputs.catalog import Catalog
@@ -57,6 +58,7 @@ def import_configs(catalog: Catalog, paths, into: str | None, params_nominal: fl
         except ImportRefused as err:
             print(f"kvwall: {err}", file=sys.stderr)
             return 2
+        warn_convention(path, imported)
         model = load_imported(catalog, imported, params_nominal, nominal_source, path)
         for finding in model_findings(model, str(path), lambda m: imported.params_derived):
             print(f"kvwall: {finding}", file=sys.stderr)

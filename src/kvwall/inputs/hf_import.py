@@ -3,8 +3,10 @@
 The config's fields are read with their types checked (kvwall.inputs.hf_fields) and each architecture family's cache
 layout and weights by kvwall.inputs.hf_layouts, as the family's reference implementation reads them; every value
 keeps the config key it was read from as its source, and a default the config leaves out is stated as the
-reference's. A multimodal wrapper's ``text_config`` is read.
-What cannot be modelled is refused with one ImportRefused naming the file, the key and the reason.
+reference's. A multimodal wrapper's ``text_config`` is read. A model type kvwall does not name is read by the
+convention its keys follow (kvwall.inputs.hf_keys), with one warning naming it, where every key it gives is read or
+known not to matter. What cannot be modelled is refused with one ImportRefused naming the file, the key and the
+reason.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import Any, Mapping
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.errors import ImportRefused, SpecError
 from kvwall.inputs.hf_fields import ConfigFields, Read
-from kvwall.inputs.hf_layouts import MODELLED_TYPES, Layout, read_layout
+from kvwall.inputs.hf_keys import NOT_MODELLED, convention, refused_key, unknown_keys
+from kvwall.inputs.hf_layouts import MODELLED_TYPES, Layout, family_of, read_layout
 from kvwall.inputs.loader import load_user_specs
 from kvwall.inputs.quantization import PartLayout, checkpoint_formats
 from kvwall.inputs.reader import read_json
@@ -29,10 +32,6 @@ from kvwall.inputs.specs import Model, Sourced
 
 __all__ = ["ImportRefused", "ImportedModel", "read_config", "load_imported", "entry_lines", "source_lines", "document_text"]
 
-#: Keys that change what a layer caches in ways kvwall does not model, with the reason.
-UNMODELLED_KEYS = {
-    "kv_lora_rank_per_layer": "per-layer latent ranks are not read",
-}
 #: The longest id the catalogue accepts (the safe-name pattern of common.schema.yaml).
 LONGEST_ID = 64
 
@@ -48,6 +47,9 @@ class ImportedModel:
     params_derived: float
     notes: list = field(default_factory=list)
     model_type: str = ""  # the language model's architecture, as the config names it
+    convention: str = ""  # the family and the reading it was read by (kvwall.inputs.hf_keys)
+    warnings: list = field(default_factory=list)  # one line where an unnamed architecture is read by convention
+    unread: list = field(default_factory=list)  # its keys in no table of kvwall.inputs.hf_keys
 
 
 def hf_id_from_path(path: str | Path) -> str | None:
@@ -84,20 +86,30 @@ def _read_json(path: Path) -> dict:
     return document
 
 
-def _language_model(path: Path, config: dict) -> tuple[dict, str, str]:
-    """The language model's keys (a multimodal wrapper's ``text_config``), their prefix and model type."""
+def _language_model(path: Path, config: dict) -> tuple[dict, str, str, str, str, list[str]]:
+    """The language model's keys (a multimodal wrapper's ``text_config``), their prefix, model type, the family
+    it is read as and the reading (its family's own, or a convention), and the warning where its model type is not one kvwall names: such a config is read
+    by the convention its keys follow (kvwall.inputs.hf_keys) unless one of its keys could change the cache and is
+    not understood, which is refused by name."""
     if config.get("text_config") is not None and not isinstance(config["text_config"], dict):
         raise ImportRefused(path, "text_config", f"must be an object (got {type(config['text_config']).__name__})")
     text, prefix = (config["text_config"], "text_config.") if isinstance(config.get("text_config"), dict) else (config, "")
     model_type = text.get("model_type") or config.get("model_type")
     if not isinstance(model_type, str):
         raise ImportRefused(path, prefix + "model_type", f"must name the architecture (got {model_type!r})")
-    if model_type not in MODELLED_TYPES:
-        raise ImportRefused(path, prefix + "model_type", f"architecture {model_type!r} is not modelled")
-    for key, why in UNMODELLED_KEYS.items():
+    for key, why in NOT_MODELLED.items():
         if text.get(key) is not None:
             raise ImportRefused(path, prefix + key, why)
-    return text, prefix, model_type
+    if model_type in MODELLED_TYPES:
+        return text, prefix, model_type, family_of(model_type), family_of(model_type), []
+    refused = refused_key(text)
+    if refused is not None:
+        raise ImportRefused(path, prefix + refused[0], f"{refused[1]} (model_type {model_type!r} is not one kvwall "
+                                                       "names, so each key must be read by convention)")
+    family, names = convention(text)
+    warning = (f"model_type {model_type!r} is not one kvwall names: read as a {family} model by {names}, "
+               "every key read or known not to matter")
+    return text, prefix, model_type, family, f"{family} by {names}", [warning]
 
 
 def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: str | None = None,
@@ -114,25 +126,26 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
         candidate = path.with_name(path.name.replace("_config.json", "_hf_quant_config.json"))
         quant_path = candidate if candidate.exists() and candidate != path else None
     quant = _read_json(Path(quant_path)) if quant_path else None
-    text, prefix, model_type = _language_model(path, config)
+    text, prefix, model_type, family, read_as, warnings = _language_model(path, config)
     f = ConfigFields(path, text, prefix)
     model_id = model_id or model_id_from_hf(hf_id)
 
     given_layers = f.count("num_hidden_layers") if f.has("num_hidden_layers") else None
     d, n_q, V = f.read("hidden_size"), f.read("num_attention_heads"), f.read("vocab_size")
-    if given_layers is None and model_type != "nemotron_h":
+    if given_layers is None and family != "mamba hybrid":
         f.count("num_hidden_layers")  # refuses: the count is needed
-    layout = read_layout(f, model_type, given_layers, d.value, n_q.value)
+    layout = read_layout(f, model_type, family, given_layers, d.value, n_q.value)
     L = layout.n_layers or f.read("num_hidden_layers")
     tied = _tied(path, config, text)
     params = layout.layer_params + (1 if tied else 2) * V.value * d.value
 
     entry: dict = {"name": hf_id.split("/")[-1], "hf_id": hf_id, "source": model_id}
-    notes = list(layout.notes)
+    notes = [*warnings, *layout.notes]
     moe = layout.moe.fields if layout.moe is not None else None
     ffn_only = sum(int(g.fields["layers"].value) for g in layout.groups if g.kind == "none")
     parts = PartLayout.of(int(L.value), int(moe["dense_layers"].value) if moe else None,
-                          bool(moe and moe["shared_experts"].value), tied, ffn_only)
+                          bool(moe and moe["shared_experts"].value), tied, ffn_only,
+                          int(moe["dense_beside"].value) if moe and "dense_beside" in moe else 0)
     formats = checkpoint_formats(path, config, quant, parts)
     entry["weight_format"] = formats.entry
     if formats.kv is not None:
@@ -155,7 +168,8 @@ def read_config(path: str | Path, quant_path: str | Path | None = None, hf_id: s
         entry["moe"] = dict(layout.moe.fields)
     sources = _Sources(model_id, f"https://huggingface.co/{hf_id}/blob/main/config.json", prefix)
     entry = sources.cite(entry, layout)
-    return ImportedModel(model_id, hf_id, entry, sources.texts, float(params), notes, model_type)
+    return ImportedModel(model_id, hf_id, entry, sources.texts, float(params), notes, model_type, read_as, warnings,
+                         unknown_keys(text))
 
 
 def _tied(path: Path, config: Mapping, text: Mapping) -> bool:

@@ -7,7 +7,8 @@ spans, index keys, states), the model-level head layout, the MoE fields, and the
 type's configuration class in transformers 5.24 gives the default (its ``__post_init__`` derives layer patterns);
 tests/test_hf_reference.py reads every corpus config through those classes and compares. Types transformers does not
 define are checked against vLLM's model code, cited in their family's docstring. Norms, biases, attention sinks and
-position biases are left out of the weights (under 0.1%).
+position biases are left out of the weights (under 0.1%). A model type kvwall does not name is read by the family
+whose convention its keys follow (kvwall.inputs.hf_keys), a head_dim it leaves out as hidden / heads (Llama's).
 """
 
 from __future__ import annotations
@@ -17,23 +18,25 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kvwall.inputs.hf_fields import ConfigFields, Read
+from kvwall.inputs.index_storage import INDEX_STORAGE
 
 #: Architectures (``model_type`` of the language model) by family.
 GQA_TYPES = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "minimax_m2", "mimo", "qwen3_vl_text",
              "qwen3_vl_moe_text", "gpt_oss", "qwen3_5_text", "qwen3_5_moe_text", "llama4_text", "gemma4_text",
-             "minimax_m3"}
+             "minimax_m3", "arctic", "qwen3_next"}
 MLA_TYPES = {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
 COMPRESSED_TYPES = {"deepseek_v4", "deepseek_ref"}
 HYBRID_TYPES = {"nemotron_h"}
 HETEROGENEOUS_TYPES = {"nemotron-nas"}
-MODELLED_TYPES = GQA_TYPES | MLA_TYPES | COMPRESSED_TYPES | HYBRID_TYPES | HETEROGENEOUS_TYPES
+DELTA_TYPES = {"kimi_linear"}
+MODELLED_TYPES = GQA_TYPES | MLA_TYPES | COMPRESSED_TYPES | HYBRID_TYPES | HETEROGENEOUS_TYPES | DELTA_TYPES
 #: Architectures whose reference derives head_dim as hidden_size / num_attention_heads when the config leaves it out
-#: or null (LlamaConfig, MixtralConfig, GptOssConfig, Llama4TextConfig, DeciLM).
-HIDDEN_OVER_HEADS_TYPES = {"llama", "mistral", "mixtral", "qwen2", "llama4_text", "nemotron-nas"}
+#: or null (LlamaConfig, MixtralConfig, GptOssConfig, Llama4TextConfig, DeciLM, vLLM's ArcticAttention).
+HIDDEN_OVER_HEADS_TYPES = {"llama", "mistral", "mixtral", "qwen2", "llama4_text", "nemotron-nas", "arctic"}
 #: head_dim where the config leaves it out: the default of the type's configuration class.
 HEAD_DIM_DEFAULTS = {"qwen3": 128, "qwen3_moe": 128, "minimax_m2": 128, "qwen3_vl_text": 128, "qwen3_vl_moe_text": 128,
-                     "gpt_oss": 64, "qwen3_5_text": 256, "qwen3_5_moe_text": 256, "gemma4_text": 256, "nemotron_h": 128,
-                     "deepseek_v4": 512, "minimax_m3": 128}
+                     "gpt_oss": 64, "qwen3_5_text": 256, "qwen3_5_moe_text": 256, "qwen3_next": 256, "gemma4_text": 256,
+                     "nemotron_h": 128, "deepseek_v4": 512, "minimax_m3": 128}
 #: Layer-type names of ``layer_types`` and the kind kvwall gives each layer.
 LAYER_TYPE_NAMES = {"full_attention": "full", "sliding_attention": "window", "linear_attention": "linear",
                     "chunked_attention": "chunked"}
@@ -45,6 +48,8 @@ NEMOTRON_NAMES = {"mamba": "mamba", "attention": "attention", "moe": "moe", "mlp
 DEEPSEEK_V4_TYPES = {"sliding_attention": "window", "compressed_sparse_attention": "csa",
                      "heavily_compressed_attention": "hca"}
 DEEPSEEK_V4_RATES = {"csa": 4, "hca": 128}
+#: The keys of the experts each token is routed to: the transformers name, KimiLinearConfig's, Gemma4TextConfig's.
+EXPERTS_PER_TOKEN_KEYS = ("num_experts_per_tok", "num_experts_per_token", "top_k_experts")
 
 
 @dataclass
@@ -104,11 +109,12 @@ def head_dim(f: ConfigFields, model_type: str, d: int, n_q: int, notes: list[str
     default (both stated as notes)."""
     if f.has("head_dim"):
         return f.read("head_dim")
-    if model_type in HIDDEN_OVER_HEADS_TYPES:
+    if model_type in HIDDEN_OVER_HEADS_TYPES or model_type not in MODELLED_TYPES:
         if d % n_q:
             raise f.refuse("hidden_size", f"not a multiple of num_attention_heads {n_q}")
-        notes.append(f"head_dim: absent; hidden_size / num_attention_heads = {d // n_q}, the {model_type} convention (assumption)")
-        return Read(d // n_q, "derived-head-dim", f"hidden_size / num_attention_heads ({model_type} convention)")
+        named = model_type if model_type in MODELLED_TYPES else "llama"
+        notes.append(f"head_dim: absent; hidden_size / num_attention_heads = {d // n_q}, the {named} convention (assumption)")
+        return Read(d // n_q, "derived-head-dim", f"hidden_size / num_attention_heads ({named} convention)")
     if model_type in HEAD_DIM_DEFAULTS:
         value = HEAD_DIM_DEFAULTS[model_type]
         notes.append(f"head_dim: absent; {value}, the default of the {model_type} configuration class")
@@ -127,13 +133,16 @@ def read_moe(f: ConfigFields, n_layers: int, ff_key: str = "intermediate_size") 
     routed_key = next((k for k in ("num_local_experts", "n_routed_experts", "num_experts") if f.has(k)), None)
     if routed_key is None:
         return None
-    fields = {"routed_experts": f.read(routed_key), "experts_per_token": f.read("num_experts_per_tok")}
-    fields["expert_intermediate_size"] = f.read("moe_intermediate_size") if f.has("moe_intermediate_size") else f.read(ff_key)
+    per_token_key = next((k for k in EXPERTS_PER_TOKEN_KEYS if f.has(k)), EXPERTS_PER_TOKEN_KEYS[0])
+    fields = {"routed_experts": f.read(routed_key), "experts_per_token": f.read(per_token_key)}
+    width_key = next((k for k in ("moe_intermediate_size", "expert_intermediate_size") if f.has(k)), ff_key)
+    fields["expert_intermediate_size"] = f.read(width_key)
     if fields["experts_per_token"].value > fields["routed_experts"].value:
-        raise f.refuse("num_experts_per_tok", f"exceeds {routed_key} {fields['routed_experts'].value}")
+        raise f.refuse(per_token_key, f"exceeds {routed_key} {fields['routed_experts'].value}")
     shared_width = 0
-    if f.has("n_shared_experts"):
-        fields["shared_experts"] = f.read("n_shared_experts", 0)
+    shared_key = next((k for k in ("n_shared_experts", "num_shared_experts") if f.has(k)), None)
+    if shared_key is not None:
+        fields["shared_experts"] = f.read(shared_key, 0)
         shared_width = fields["shared_experts"].value * fields["expert_intermediate_size"].value
     elif f.raw("shared_expert_intermediate_size", 0):
         fields["shared_experts"] = Read(1, "shared_expert_intermediate_size")
@@ -162,9 +171,10 @@ def _dense_layers(f: ConfigFields, n_layers: int) -> Read:
         return Read(pattern.count(0), "moe_layer_freq")
     if f.raw("moe_layer_freq", 1) != 1:
         raise f.refuse("moe_layer_freq", "MoE only in some layers is not read")
-    step = f.count("interleave_moe_layer_step") if f.has("interleave_moe_layer_step") else 1
-    if step != 1:
-        return Read(n_layers - n_layers // step, "interleave_moe_layer_step")
+    step_key = next((k for k in ("interleave_moe_layer_step", "moe_layer_frequency") if f.has(k)), None)
+    step = f.count(step_key) if step_key else 1
+    if step != 1:  # Llama 4, Arctic: layer i is MoE where (i + 1) % step == 0
+        return Read(n_layers - n_layers // step, step_key)
     if f.has("first_k_dense_replace"):
         return f.read("first_k_dense_replace", 0)
     return Read(0, "first_k_dense_replace", "0", absent=True)
@@ -175,6 +185,14 @@ def _gqa_layer_kinds(f: ConfigFields, model_type: str, n_layers: int) -> tuple[l
     pattern the type's reference derives when the config leaves it out."""
     if f.has("layer_types"):
         return f.names("layer_types", LAYER_TYPE_NAMES, n_layers), "layer_types"
+    if f.has("full_attention_interval"):  # Qwen3NextConfig: every interval-th layer full, the rest linear attention
+        interval = f.count("full_attention_interval")
+        return ["linear" if (i + 1) % interval else "full" for i in range(n_layers)], "full_attention_interval"
+    if f.has("hybrid_layer_pattern"):  # MiMo-V2 (MiMoV2FlashConfig): 1 marks a sliding-window layer, 0 a full one
+        pattern = f.counts("hybrid_layer_pattern", n_layers)
+        if set(pattern) - {0, 1}:
+            raise f.refuse("hybrid_layer_pattern", "must list 0 (full) or 1 (sliding window) per layer")
+        return ["window" if flag else "full" for flag in pattern], "hybrid_layer_pattern"
     if model_type == "llama4_text":  # Llama4TextConfig: every no_rope_layer_interval-th layer global, the rest chunked
         chunk = f.config.get("attention_chunk_size", 8192)
         if f.has("no_rope_layers"):
@@ -196,24 +214,52 @@ def _gqa_layer_kinds(f: ConfigFields, model_type: str, n_layers: int) -> tuple[l
     return ["full"] * n_layers, "layer_types"
 
 
+def _with_values(f: ConfigFields, keys: Read, value_key: str, prefix: str = "") -> Read:
+    """The head size a layer caches per key and value: ``keys``, or where ``value_key`` gives values of another size
+    (MiMo-V2's head_dim 192, v_head_dim 128), their mean, which sizes the cache (n_kv (d_k + d_v) per position) and
+    the attention FLOPs (2 n_q (d_k + d_v)) exactly."""
+    if not f.has(value_key) or f.count(value_key) == keys.value:
+        return keys
+    values = f.count(value_key)
+    if (keys.value + values) % 2:
+        raise f.refuse(value_key, f"{values} and the key size {keys.value} have no whole mean (their sum is odd)")
+    name = f"{prefix}mean-head-dim"
+    return Read((keys.value + values) // 2, name, f"({keys.key} + {value_key}) / 2: keys and values of their own sizes")
+
+
+def _window_geometry(f: ConfigFields, n_q: int, n_kv: Read, dh: Read) -> tuple[Read, Read, Read]:
+    """The query heads, KV heads and head size of the sliding-window layers: their own (``swa_num_attention_heads``,
+    ``swa_num_key_value_heads``, ``swa_head_dim``, ``swa_v_head_dim``: MiMo-V2, as vLLM's
+    vllm/model_executor/models/mimo_v2_flash.py reads them, MiMoV2Attention per layer), else the model's."""
+    q = f.read("swa_num_attention_heads") if f.has("swa_num_attention_heads") else Read(n_q, "num_attention_heads")
+    kv = f.read("swa_num_key_value_heads") if f.has("swa_num_key_value_heads") else n_kv
+    if q.value % kv.value:
+        raise f.refuse(kv.key, f"{kv.value} does not divide the sliding layers' query heads {q.value}")
+    size = _with_values(f, f.read("swa_head_dim"), "swa_v_head_dim", "swa-") if f.has("swa_head_dim") else dh
+    return q, kv, size
+
+
 def read_gqa(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) -> Layout:
     """Grouped-query attention, per layer full, sliding-window, chunked (Llama 4), sparse with an index cache
     (MiniMax-M3) or linear attention (Qwen3.5's Gated DeltaNet); Gemma 4's full layers with their own head_dim and
     KV heads (global_head_dim, num_global_key_value_heads) and, under attention_k_eq_v, no value projection: the
-    reference (Gemma4TextAttention) still caches a key and a value, normed apart. MiniMax-M3 is read as
-    transformers' MiniMaxM3VLTextConfig reads the same keys (model_type minimax_m3_vl_text); MiMo, which
-    transformers does not define, as vLLM's vllm/model_executor/models/mimo.py reads it (Qwen2 attention, its
-    multi-token-prediction layers not counted)."""
+    reference (Gemma4TextAttention) still caches a key and a value, normed apart. Sliding layers with heads and head
+    sizes of their own (swa_*), keys and values of different sizes (v_head_dim), the layer pattern of
+    full_attention_interval (Qwen3NextConfig) or hybrid_layer_pattern, and a dense MLP beside the experts
+    (_dense_beside) are read wherever they appear. MiniMax-M3 is read as transformers' MiniMaxM3VLTextConfig reads
+    the same keys (model_type minimax_m3_vl_text); MiMo, which transformers does not define, as vLLM's
+    vllm/model_executor/models/mimo.py reads it (Qwen2 attention, its multi-token-prediction layers not counted);
+    Arctic as vllm/model_executor/models/arctic.py (Llama attention, experts of intermediate_size every
+    moe_layer_frequency-th layer)."""
     notes: list[str] = []
     n_kv = kv_heads(f, n_q)
-    dh = head_dim(f, model_type, d, n_q, notes)
+    dh = _with_values(f, head_dim(f, model_type, d, n_q, notes), "v_head_dim")
     kinds, kinds_key = _gqa_layer_kinds(f, model_type, n_layers)
+    win_q, win_kv, win_dh = _window_geometry(f, n_q, n_kv, dh)
     if f.raw("num_kv_shared_layers", 0):
         raise f.refuse("num_kv_shared_layers", "layers that reuse another layer's cache are not read")
     if f.raw("hidden_size_per_layer_input", 0):
         raise f.refuse("hidden_size_per_layer_input", "per-layer input embeddings are not read")
-    if f.flag("enable_moe_block"):
-        raise f.refuse("enable_moe_block", "an MoE block beside the dense MLP is not read")
     count = Counter(kinds)
     layers = {kind: Read(n, kinds_key) for kind, n in count.items()}
     groups: list[Group] = []
@@ -237,15 +283,17 @@ def read_gqa(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) 
         groups.append(Group("full", fields))
     if f.flag("attn_output_gate"):
         params += count["full"] * d * n_q * dh.value
-    for kind, span_key, default in (("window", "sliding_window", 512), ("chunked", "attention_chunk_size", 8192)):
+    window_key = "sliding_window_size" if f.has("sliding_window_size") else "sliding_window"
+    for kind, span_key, default in (("window", window_key, 512), ("chunked", "attention_chunk_size", 8192)):
         if count[kind]:
             span = f.read_or(span_key, default if model_type in ("gemma4_text", "llama4_text") else 0,
                              f"the {model_type} configuration class's default {default}")
             if not span.value:
                 raise f.refuse(span_key, f"missing: the span of the {kind} layers is needed")
-            groups.append(Group(kind, {"layers": layers[kind], "n_q_heads": Read(n_q, "num_attention_heads"),
-                                       "n_kv_heads": n_kv, "head_dim": dh, "span": span}))
-            params += count[kind] * gqa_params(d, n_q, n_kv.value, dh.value)
+            q, kv, size = (win_q, win_kv, win_dh) if kind == "window" else (Read(n_q, "num_attention_heads"), n_kv, dh)
+            groups.append(Group(kind, {"layers": layers[kind], "n_q_heads": q, "n_kv_heads": kv, "head_dim": size,
+                                       "span": span}))
+            params += count[kind] * gqa_params(d, q.value, kv.value, size.value)
     if count["linear"]:
         group, linear_params, note = _gated_deltanet(f, d, layers["linear"])
         groups.append(group)
@@ -261,10 +309,12 @@ def read_gqa(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) 
         if model_type == "llama4_text":  # one shared expert of intermediate_size; dense layers of intermediate_size_mlp
             moe.fields["shared_experts"], moe.shared_width = Read(1, "intermediate_size"), ff.value
         dense_ff = _dense_width(f, ff, moe)
-        params += moe.params(d) + moe.fields["dense_layers"].value * 3 * d * dense_ff
+        beside = _dense_beside(f, moe, ff)
+        params += moe.params(d) + (moe.fields["dense_layers"].value + beside) * 3 * d * dense_ff
         ff = ff or moe.fields["expert_intermediate_size"]
     uniform = len(groups) == 1 and groups[0].kind == "full" and "index_head_dim" not in groups[0].fields
-    window_pair = ({g.kind for g in groups} == {"full", "window"} and full_kv is n_kv and full_dh is dh)
+    window_pair = ({g.kind for g in groups} == {"full", "window"} and full_kv is n_kv and full_dh is dh
+                   and (win_q.value, win_kv, win_dh) == (n_q, n_kv, dh))
     if uniform:
         attention = {"kind": "full"}
     elif window_pair or [g.kind for g in groups] == ["window"]:
@@ -273,6 +323,20 @@ def read_gqa(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) 
     else:
         attention = {"kind": "layers"}
     return Layout(attention, dh, n_kv, ff, float(params), moe, groups if attention["kind"] == "layers" else [], notes)
+
+
+def _dense_beside(f: ConfigFields, moe: MoE, ff: Read | None) -> int:
+    """The MoE layers that run a dense MLP of intermediate_size beside their experts, both on every token: every
+    MoE layer of Gemma 4 under enable_moe_block (Gemma4TextDecoderLayer: mlp and experts summed) and of Arctic under
+    use_residual (vllm/model_executor/models/arctic.py: residual_mlp beside block_sparse_moe); recorded as the MoE's
+    ``dense_beside`` layers."""
+    key = next((k for k in ("enable_moe_block", "use_residual") if f.flag(k)), None)
+    if key is None:
+        return 0
+    if ff is None:
+        raise f.refuse("intermediate_size", f"missing: the width of the dense MLP beside the experts ({key}) is needed")
+    moe.fields["dense_beside"] = Read(moe.moe_layers, key)
+    return moe.moe_layers
 
 
 def _dense_width(f: ConfigFields, ff: Read | None, moe: MoE) -> int:
@@ -321,29 +385,79 @@ def _gated_deltanet(f: ConfigFields, d: int, layers: Read) -> tuple[Group, int, 
 def read_mla(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) -> Layout:
     """Multi-head latent attention (DeepSeek-V3, Kimi K2, GLM-5): a latent of kv_lora_rank + qk_rope_head_dim per
     token and layer; with a lightning indexer (index_head_dim: GLM-5's DSA, DeepSeek-V3.2) one index key per token
-    beside it (GlmMoeDsaIndexer caches it), both whole on every TP rank. Kimi K2 (model_type kimi_k2, which
-    transformers defines only inside kimi_k25) is DeepSeek-V3's architecture, as vLLM serves it
+    beside it (GlmMoeDsaIndexer caches it), stored as the engines store it (kvwall.inputs.index_storage), both whole
+    on every TP rank. Kimi K2 (model_type kimi_k2, which transformers defines only inside kimi_k25) is DeepSeek-V3's
+    architecture, as vLLM serves it
     (vllm/model_executor/models/deepseek_v2.py)."""
-    rank, rope = f.read("kv_lora_rank"), f.read("qk_rope_head_dim")
-    nope, v_dim = f.count("qk_nope_head_dim"), f.count("v_head_dim")
-    q_rank = f.count("q_lora_rank") if f.has("q_lora_rank") else 0
+    rank, rope, per_layer = _latent(f, d, n_q)
+    nope, q_rank = f.count("qk_nope_head_dim"), f.count("q_lora_rank") if f.has("q_lora_rank") else 0
     attention = {"kind": "mla", "kv_lora_rank": rank, "qk_rope_head_dim": rope}
-    q_weights = d * q_rank + q_rank * n_q * (nope + rope.value) if q_rank else d * n_q * (nope + rope.value)
-    per_layer = q_weights + d * (rank.value + rope.value) + rank.value * n_q * (nope + v_dim) + n_q * v_dim * d
     notes = []
     if f.has("index_head_dim"):
         index = f.read("index_head_dim")
+        if index.value % INDEX_STORAGE.block:
+            raise f.refuse("index_head_dim", f"{index.value} is not a multiple of {INDEX_STORAGE.block}, the values the "
+                                             "engines store per fp32 scale")
         heads = f.count("index_n_heads")
         per_layer += (q_rank or d) * heads * index.value + d * index.value + d * heads
         attention["index_head_dim"] = index
         notes.append(f"{f.prefix}index_head_dim: the sparse-attention indexer caches one key of {index.value} per token "
-                     "and layer beside the latent, in the KV dtype")
+                     f"and layer beside the latent, in fp8 with one fp32 scale per {INDEX_STORAGE.block} values "
+                     f"({INDEX_STORAGE.key_bytes(index.value)} B) whatever the KV format")
     moe = read_moe(f, n_layers)
     ff = f.read("intermediate_size")
     params = n_layers * per_layer
     params += moe.params(d) + moe.fields["dense_layers"].value * 3 * d * ff.value if moe else n_layers * 3 * d * ff.value
     n_kv = f.read("num_key_value_heads") if f.has("num_key_value_heads") else Read(n_q, "num_attention_heads")
     return Layout(attention, Read(nope, "qk_nope_head_dim"), n_kv, ff, float(params), moe, [], notes)
+
+
+def _latent(f: ConfigFields, d: int, n_q: int) -> tuple[Read, Read, int]:
+    """An MLA layer's latent rank, rotary key size and weights: the query (through q_lora_rank where given), the
+    latent and rotary key, their up-projection to keys and values, the output (DeepseekV3Attention)."""
+    rank, rope = f.read("kv_lora_rank"), f.read("qk_rope_head_dim", 0)
+    nope, v_dim = f.count("qk_nope_head_dim"), f.count("v_head_dim")
+    q_rank = f.count("q_lora_rank") if f.has("q_lora_rank") else 0
+    q_weights = d * q_rank + q_rank * n_q * (nope + rope.value) if q_rank else d * n_q * (nope + rope.value)
+    return rank, rope, q_weights + d * (rank.value + rope.value) + rank.value * n_q * (nope + v_dim) + n_q * v_dim * d
+
+
+def read_delta_hybrid(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) -> Layout:
+    """Kimi Linear: Kimi Delta Attention layers (``linear_attn_config.kda_layers``, 1-based) beside MLA layers
+    (``full_attn_layers``), read as vLLM's vllm/model_executor/models/kimi_linear.py and
+    vllm/model_executor/layers/kda.py read them. A KDA layer holds a recurrent state of num_heads x head_dim x
+    head_dim and three short-convolution windows (q, k, v) of (short_conv_kernel_size - 1) x num_heads head_dim,
+    split over TP by its heads (MambaStateShapeCalculator.kda_state_shape); an MLA layer caches its latent, whole on
+    every rank."""
+    linear = f.section("linear_attn_config")
+    kda, full = linear.counts("kda_layers", minimum=1), linear.counts("full_attn_layers", minimum=1)
+    if sorted(kda + full) != list(range(1, n_layers + 1)):
+        raise linear.refuse("kda_layers", f"with full_attn_layers must list every layer 1 to {n_layers} once "
+                                          f"(lists {len(kda)} + {len(full)})")
+    heads, size, kernel = linear.count("num_heads"), linear.count("head_dim"), linear.count("short_conv_kernel_size")
+    width = heads * size
+    state = heads * size * size + 3 * (kernel - 1) * width
+    formula = ("linear_attn_config: num_heads x head_dim x head_dim + 3 (short_conv_kernel_size - 1) x num_heads "
+               "head_dim")
+    rank, rope, latent_params = _latent(f, d, n_q)
+    groups = [Group("latent", {"layers": Read(len(full), "linear_attn_config.full_attn_layers"),
+                               "n_q_heads": Read(n_q, "num_attention_heads"), "kv_lora_rank": rank,
+                               "qk_rope_head_dim": rope}),
+              Group("state", {"layers": Read(len(kda), "linear_attn_config.kda_layers"),
+                              "state_elements": Read(state, "linear_attn_config.head_dim", formula),
+                              "state_heads": Read(heads, "linear_attn_config.num_heads")})]
+    # q, k, v and output projections, their convolutions, the low-rank forget gate and output gate, the beta gate
+    kda_params = 4 * d * width + 3 * width * kernel + 2 * (d * size + size * width) + d * heads
+    params = len(full) * latent_params + len(kda) * kda_params
+    moe = read_moe(f, n_layers)
+    ff = f.read("intermediate_size")
+    params += moe.params(d) + moe.fields["dense_layers"].value * 3 * d * ff.value if moe else n_layers * 3 * d * ff.value
+    notes = [f"{f.prefix}linear_attn_config: {len(kda)} Kimi Delta Attention layers hold a constant state of {heads} x "
+             f"{size} x {size} + 3 x ({kernel} - 1) x {width} elements each, in the assumed state dtype; "
+             f"{len(full)} MLA layers cache a latent of {rank.value} + {rope.value}"]
+    n_kv = f.read("num_key_value_heads") if f.has("num_key_value_heads") else Read(n_q, "num_attention_heads")
+    return Layout({"kind": "layers"}, Read(f.count("qk_nope_head_dim"), "qk_nope_head_dim"), n_kv, ff, float(params),
+                  moe, groups, notes)
 
 
 def read_compressed(f: ConfigFields, model_type: str, n_layers: int, d: int, n_q: int) -> Layout:
@@ -428,7 +542,9 @@ def read_nemotron_h(f: ConfigFields, model_type: str, n_layers: int | None, d: i
     is the layer count (NemotronHConfig derives num_hidden_layers from it). A Mamba-2 layer holds a constant state of
     heads x head_dim x ssm_state_size plus a convolution window of (conv_kernel - 1) x (heads head_dim + 2 n_groups
     ssm_state_size), split over TP by its heads (vLLM's MambaMixer2); relu2 experts (two matrices), working in
-    moe_latent_size where given (fc1/fc2_latent_proj project to and from it)."""
+    moe_latent_size where given (fc1/fc2_latent_proj project to and from it). A stack of Mamba-2, attention and MLP
+    blocks only (no E block, no routed experts: Nemotron-H 8B and 56B) is a dense hybrid, its relu2 MLPs of
+    intermediate_size (vllm/model_executor/models/nemotron_h.py NemotronHMLP)."""
     key, blocks = _nemotron_blocks(f)
     if n_layers is not None and n_layers != len(blocks):
         raise f.refuse("num_hidden_layers", f"{n_layers}, but {key} has {len(blocks)} blocks")
@@ -457,19 +573,20 @@ def read_nemotron_h(f: ConfigFields, model_type: str, n_layers: int | None, d: i
                  f"{head_size} x {state_size} + ({kernel} - 1) x {conv_channels} elements each, in the assumed state "
                  f"dtype; {counts['moe'] + counts['mlp']} MoE or MLP layers cache nothing")
     moe = read_moe(f, n_layers)
-    if moe is None:
-        raise f.refuse("n_routed_experts", "a Nemotron-H stack without routed experts is not read")
-    moe.shared_width = moe.fields["shared_experts"].value * f.count("moe_shared_expert_intermediate_size")
-    moe.moe_layers, moe.matrices = counts["moe"], 2
-    moe.fields["dense_layers"] = Read(n_layers - counts["moe"], key)
-    moe.fields["expert_matrices"] = Read(2, "mlp_hidden_act")
-    if f.has("moe_latent_size"):
-        moe.latent = f.count("moe_latent_size")
-        moe.fields["latent_size"] = f.read("moe_latent_size")
+    if moe is None and counts["moe"]:
+        raise f.refuse(key, f"{counts['moe']} MoE blocks, but no routed experts (n_routed_experts) are given")
+    if moe is not None:
+        moe.shared_width = moe.fields["shared_experts"].value * f.count("moe_shared_expert_intermediate_size")
+        moe.moe_layers, moe.matrices = counts["moe"], 2
+        moe.fields["dense_layers"] = Read(n_layers - counts["moe"], key)
+        moe.fields["expert_matrices"] = Read(2, "mlp_hidden_act")
+        if f.has("moe_latent_size"):
+            moe.latent = f.count("moe_latent_size")
+            moe.fields["latent_size"] = f.read("moe_latent_size")
     ff = f.read("intermediate_size")
     params = counts["attention"] * gqa_params(d, n_q, n_kv.value, dh.value) + counts["mamba"] * (
         d * (2 * inner + 2 * n_groups * state_size + heads) + conv_channels * kernel + inner * d)
-    params += moe.params(d) + counts["mlp"] * 2 * d * ff.value
+    params += (moe.params(d) if moe else 0) + counts["mlp"] * 2 * d * ff.value
     return Layout({"kind": "layers"}, dh, n_kv, ff, float(params), moe, groups, notes, Read(n_layers, key))
 
 
@@ -543,12 +660,17 @@ def read_nemotron_nas(f: ConfigFields, model_type: str, n_layers: int, d: int, n
     return Layout({"kind": "layers"}, dh, n_kv, ff, float(params), None, groups, notes)
 
 
-#: Each family's reader, by the model types it reads.
-FAMILIES = [(GQA_TYPES, read_gqa), (MLA_TYPES, read_mla), (COMPRESSED_TYPES, read_compressed),
-            (HYBRID_TYPES, read_nemotron_h), (HETEROGENEOUS_TYPES, read_nemotron_nas)]
+#: Each family: its name (the conventions of kvwall.inputs.hf_keys name the same), the model types it reads, its reader.
+FAMILIES = {"gqa": (GQA_TYPES, read_gqa), "mla": (MLA_TYPES, read_mla), "compressed": (COMPRESSED_TYPES, read_compressed),
+            "mamba hybrid": (HYBRID_TYPES, read_nemotron_h), "blocks": (HETEROGENEOUS_TYPES, read_nemotron_nas),
+            "delta hybrid": (DELTA_TYPES, read_delta_hybrid)}
 
 
-def read_layout(f: ConfigFields, model_type: str, n_layers: int | None, d: int, n_q: int) -> Layout:
-    """The layout of a config of ``model_type`` (one of MODELLED_TYPES)."""
-    reader = next(read for types, read in FAMILIES if model_type in types)
-    return reader(f, model_type, n_layers, d, n_q)
+def family_of(model_type: str) -> str:
+    """The family of a model type of MODELLED_TYPES."""
+    return next(name for name, (types, _) in FAMILIES.items() if model_type in types)
+
+
+def read_layout(f: ConfigFields, model_type: str, family: str, n_layers: int | None, d: int, n_q: int) -> Layout:
+    """The layout of a config of ``model_type``, read by ``family``'s reader (its own, or the convention's)."""
+    return FAMILIES[family][1](f, model_type, n_layers, d, n_q)

@@ -20,6 +20,7 @@ from referencing import Registry, Resource
 
 from kvwall.inputs.catalog import Assumptions, Catalog, Configuration, Evaluation
 from kvwall.inputs.device_assumptions import read_fabric, with_assumptions
+from kvwall.inputs.index_storage import INDEX_STORAGE
 from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.errors import SpecError
 from kvwall.inputs.reader import key_path, parse_yaml, read_yaml
@@ -278,6 +279,9 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
                     prov[f"attention.{name}"] = reader.quantity(attention_node[name], f"{key}.attention.{name}", "count", default)
             optional = {name: int(prov[f"attention.{name}"].value) for name in ("index_head_dim", "q_lora_rank")
                         if f"attention.{name}" in prov}
+            if optional.get("index_head_dim", 0) % INDEX_STORAGE.block:
+                raise SpecError(reader.file, f"{key}.attention.index_head_dim", f"{optional['index_head_dim']} is not a "
+                                f"multiple of {INDEX_STORAGE.block}, the values the engines store per fp32 scale")
             attention = LatentAttention(
                 n["n_layers"], n["n_q_heads"], int(prov["attention.kv_lora_rank"].value),
                 int(prov["attention.qk_rope_head_dim"].value), **optional)
@@ -300,16 +304,19 @@ def _models(document: Mapping, reader: QuantityReader) -> dict[str, Model]:
         if "moe" in entry:
             for name in _MOE_COUNTS:
                 prov[f"moe.{name}"] = reader.quantity(entry["moe"][name], f"{key}.moe.{name}", "count", default)
-            for name in ("expert_matrices", "latent_size"):
+            for name in ("expert_matrices", "latent_size", "dense_beside"):
                 if name in entry["moe"]:
                     prov[f"moe.{name}"] = reader.quantity(entry["moe"][name], f"{key}.moe.{name}", "count", default)
             moe = MixtureOfExperts(*(int(prov[f"moe.{name}"].value) for name in _MOE_COUNTS),
                                    expert_matrices=int(prov["moe.expert_matrices"].value) if "moe.expert_matrices" in prov else 3,
-                                   latent_size=int(prov["moe.latent_size"].value) if "moe.latent_size" in prov else 0)
+                                   latent_size=int(prov["moe.latent_size"].value) if "moe.latent_size" in prov else 0,
+                                   dense_beside=int(prov["moe.dense_beside"].value) if "moe.dense_beside" in prov else 0)
             if moe.experts_per_token > moe.routed_experts:
                 raise SpecError(reader.file, f"{key}.moe.experts_per_token", "exceeds routed_experts")
             if moe.dense_layers > n["n_layers"]:
                 raise SpecError(reader.file, f"{key}.moe.dense_layers", f"{moe.dense_layers} exceeds n_layers {n['n_layers']}")
+            if moe.dense_beside > n["n_layers"] - moe.dense_layers:
+                raise SpecError(reader.file, f"{key}.moe.dense_beside", "exceeds the layers with routed experts")
         kv_format = entry.get("kv_format")
         if kv_format is not None:
             _check_format(kv_format, reader.file, f"{key}.kv_format")

@@ -59,13 +59,15 @@ class PartLayout:
     part_layers: Mapping[str, int]  # layers holding each layered part
 
     @classmethod
-    def of(cls, n_layers: int, dense_layers: int | None, shared: bool, tied: bool, ffn_only_layers: int = 0) -> "PartLayout":
-        """The layout of a dense model (``dense_layers`` None) or an MoE one; a hybrid stack's ``ffn_only_layers``
-        hold its MLPs, its other layers its attention or state."""
+    def of(cls, n_layers: int, dense_layers: int | None, shared: bool, tied: bool, ffn_only_layers: int = 0,
+           dense_beside: int = 0) -> "PartLayout":
+        """The layout of a dense model (``dense_layers`` None) or an MoE one, ``dense_beside`` of its MoE layers with
+        a dense MLP beside the experts; a hybrid stack's ``ffn_only_layers`` hold its MLPs, its other layers its
+        attention or state."""
         moe = dense_layers is not None
         dense = n_layers if not moe else (ffn_only_layers - (n_layers - dense_layers) if ffn_only_layers else dense_layers)
         mixing = n_layers - ffn_only_layers
-        counts = {ATTENTION: mixing, DENSE_MLP: dense}
+        counts = {ATTENTION: mixing, DENSE_MLP: dense + dense_beside}
         if moe:
             counts.update({EXPERTS: n_layers - dense_layers, ROUTER: n_layers - dense_layers})
             if shared:

@@ -15,6 +15,8 @@ from typing import Mapping
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kvwall.inputs.index_storage import INDEX_STORAGE
+
 EVIDENCE_CLASSES = ("spec", "assumption", "derived", "reported", "measured")
 
 
@@ -114,6 +116,8 @@ class EveryTokenCached:
 
     #: Bytes of constant per-sequence state (linear-attention, state-space layers): none in a uniform stack.
     state_bytes = 0.0
+    #: Bytes per cached position held in a format of their own, whatever the KV format (an MLA indexer's keys).
+    index_bytes_per_token = 0.0
 
     def growing_part(self, per_token: ArrayLike) -> np.ndarray:
         """The part of a per-token rate that keeps growing past every window: the full layers' share."""
@@ -212,7 +216,8 @@ class SlidingWindowAttention(FullAttention):
 class LatentAttention(EveryTokenCached):
     """Multi-head latent attention (MLA): each layer caches one latent of kv_lora_rank + rope dims (SoK Table 1, dagger)
     and, where a sparse-attention indexer picks the positions attention reads (DeepSeek-V3.2's and GLM-5's lightning
-    indexer), one index key of ``index_head_dim`` per position beside it, held whole on every TP rank as the latent is."""
+    indexer), one index key of ``index_head_dim`` per position beside it, held whole on every TP rank as the latent is,
+    in the engines' own format whatever the KV format (kvwall.inputs.index_storage: 132 B for 128 values)."""
 
     n_layers: int
     n_q_heads: int
@@ -227,7 +232,13 @@ class LatentAttention(EveryTokenCached):
 
     @property
     def kv_elements_per_token(self) -> float:
-        return float(self.n_layers * (self.latent_dim + self.index_head_dim))
+        """L (d_c + d_r): the latents, in the KV format."""
+        return float(self.n_layers * self.latent_dim)
+
+    @property
+    def index_bytes_per_token(self) -> float:
+        """L (d_I + 4 d_I / 128): the index keys, in fp8 with fp32 scales (kvwall.inputs.index_storage)."""
+        return float(self.n_layers * INDEX_STORAGE.key_bytes(self.index_head_dim))
 
     @property
     def attention_flops_per_position(self) -> float:
@@ -310,7 +321,7 @@ class LayerGroup:
     def _elements_per_position(self) -> float:
         """Elements one layer caches per position it holds (per compressed entry for a compressed layer)."""
         if self.kind == LATENT:
-            return float(self.latent_dim + self.index_head_dim)
+            return float(self.latent_dim)
         if self.kind in (STATE, NONE):
             return 0.0
         return float(self.kv_tensors * self.n_kv_heads * self.head_dim + self.index_head_dim)
@@ -318,15 +329,23 @@ class LayerGroup:
     @property
     def kv_elements_per_token(self) -> float:
         """Elements the group adds per token while the context is within its span: 2 L n_kv d_h for key-value layers
-        (SoK Eq. 1), L (d_c + d_r) for latent layers, plus index keys; a compressed layer adds its window's entry
-        and 1 / compress_ratio of a pooled one (its index key only there); 0 for state layers."""
+        (SoK Eq. 1) plus their index keys, L (d_c + d_r) for latent layers (their index keys in their own format:
+        index_bytes_per_token); a compressed layer adds its window's entry and 1 / compress_ratio of a pooled one (its
+        index key only there); 0 for state layers."""
         if self.kind == LATENT:
-            return float(self.layers * self.latent_dim + self.layers * self.index_head_dim)
+            return float(self.layers * self.latent_dim)
         if self.kind in (STATE, NONE):
             return 0.0
         if self.kind == COMPRESSED:
             return self.layers * self.kv_tensors * self.n_kv_heads * self.head_dim + self.growing_elements_per_token
         return float(self.layers * self.kv_tensors * self.n_kv_heads * self.head_dim + self.layers * self.index_head_dim)
+
+    @property
+    def index_bytes_per_token(self) -> float:
+        """Bytes of a latent layer's index keys per token, L (d_I + 4 d_I / 128), in the engines' fp8 with fp32
+        scales whatever the KV format (kvwall.inputs.index_storage); 0 for other kinds, whose index keys are
+        elements at the KV format."""
+        return float(self.layers * INDEX_STORAGE.key_bytes(self.index_head_dim)) if self.kind == LATENT else 0.0
 
     @property
     def growing_elements_per_token(self) -> float:
@@ -408,6 +427,8 @@ class LayerStack:
 
     groups: tuple[LayerGroup, ...]
     state_bytes_per_element: float = 0.0
+    #: A stack's index keys are elements of its key-value groups, at the KV format (latent ones are refused).
+    index_bytes_per_token = 0.0
 
     def __post_init__(self):
         spans = {g.span for g in self.groups if g.span}
@@ -415,6 +436,8 @@ class LayerStack:
             raise ValueError(f"window or chunked layers of different spans {sorted(spans)} are not modelled")
         if not any(g.kv_elements_per_token for g in self.groups):
             raise ValueError("a stack needs at least one attention layer that caches keys and values")
+        if any(g.index_bytes_per_token for g in self.groups):
+            raise ValueError("index keys on latent layers of a stack are not modelled (their format is the engines')")
 
     @property
     def n_layers(self) -> int:
@@ -512,6 +535,7 @@ class MixtureOfExperts:
     dense_layers: int  # layers without routed experts
     expert_matrices: int = 3  # weight matrices per expert: 3 gated (SwiGLU), 2 non-gated (relu2)
     latent_size: int = 0  # the width routed experts work in, projected from and back to the hidden size (0: hidden)
+    dense_beside: int = 0  # MoE layers that also run a dense MLP of intermediate_size on every token (Arctic, Gemma 4)
 
 
 ATTENTION, DENSE_MLP, SHARED_EXPERTS, EXPERTS, ROUTER, EMBEDDING, LM_HEAD = (
@@ -621,12 +645,14 @@ class Model:
 
     @property
     def dense_mlp_layers(self) -> int:
-        """Layers whose MLP is dense: every layer of a dense model, the dense_layers of an MoE model, and of a hybrid
-        stack only its FFN-only layers that are not MoE layers (its attention and state layers carry no MLP)."""
+        """Layers whose MLP is dense: every layer of a dense model, the dense_layers of an MoE model and its MoE
+        layers with a dense MLP beside the experts, and of a hybrid stack only its FFN-only layers that are not MoE
+        layers (its attention and state layers carry no MLP)."""
         if self.moe is None:
             return self.n_layers
         ffn_only = sum(g.layers for g in self.attention.groups if g.kind == NONE)
-        return ffn_only - (self.n_layers - self.moe.dense_layers) if ffn_only else self.moe.dense_layers
+        dense = ffn_only - (self.n_layers - self.moe.dense_layers) if ffn_only else self.moe.dense_layers
+        return dense + self.moe.dense_beside
 
     @property
     def weight_parts(self) -> tuple[str, ...]:

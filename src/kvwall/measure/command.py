@@ -68,7 +68,7 @@ def check_command(path: str, config) -> int:
 
 def step_command(path: str, catalog, model_id: str | None, device_id: str | None) -> int:
     """Print each measured step beside the datasheet bound of the same step and their ratio."""
-    from kvwall.inputs.loader import SpecError
+    from kvwall.inputs.errors import SpecError
     from kvwall.measure.step import read_step_table, realization
 
     for flag, value, known in (("--model", model_id, catalog.models), ("--device", device_id, catalog.devices)):
@@ -91,8 +91,8 @@ def step_command(path: str, catalog, model_id: str | None, device_id: str | None
 
 def profile_command(args: argparse.Namespace, catalog, config, settings) -> int:
     """Profile the model's decode operations, write the record, print its summary; 1 where it is invalid."""
-    from kvwall.inputs.hf_import import ImportRefused, load_imported, read_config
-    from kvwall.inputs.loader import SpecError
+    from kvwall.inputs.errors import ImportRefused, SpecError
+    from kvwall.inputs.hf_import import load_imported, read_config
     from kvwall.measure.profile import ProfileRefused, profile, summary_lines
     from kvwall.measure.record import profile_path, write_profile
 

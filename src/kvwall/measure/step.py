@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvwall.inputs.deployment import Deployment
-from kvwall.inputs.loader import SpecError
+from kvwall.inputs.errors import SpecError
 from kvwall.inputs.specs import Device, Model
 from kvwall.model.sharding import kv_bytes_per_device, weight_bytes_per_step
 from kvwall.model.step_time import step_time_bound

@@ -43,8 +43,12 @@ def kv_equation(model: Model) -> str:
 
 
 def _with_index_keys(model: Model, equation: str) -> str:
-    """An MLA equation with a sparse-attention indexer's keys d_I beside the latent, where the model caches them."""
-    return equation.replace("(d_c + d_r)", "(d_c + d_r + d_I)") if model.attention.index_head_dim else equation
+    """An MLA equation with a sparse-attention indexer's keys d_I beside the latent, where the model caches them, at
+    w_I = 1 + 4/128 B per value whatever w_kv (fp8 values, an fp32 scale per 128: kvwall.inputs.index_storage)."""
+    if not model.attention.index_head_dim:
+        return equation
+    equation = equation.replace("(d_c + d_r) s w_kv", "((d_c + d_r) w_kv + d_I w_I) s")
+    return equation.replace("(d_c + d_r) w_kv", "((d_c + d_r) w_kv + d_I w_I)")
 
 
 def for_model(model: Model, equation: str) -> str:

@@ -11,10 +11,10 @@ from numpy.typing import ArrayLike
 from kvwall.inputs.specs import Model
 
 
-def kv_bytes_per_token(model: Model, kv_bytes_per_element: float) -> float:
-    """2 L n_kv d_h w_kv for MHA/GQA, L (d_c + d_r) w_kv for MLA (SoK Eq. 1, Table 1); with sliding-window layers,
-    every layer counted: the rate below the window."""
-    return model.attention.kv_elements_per_token * kv_bytes_per_element
+def kv_bytes_per_token(model: Model, kv_bytes_per_element: ArrayLike) -> float | np.ndarray:
+    """2 L n_kv d_h w_kv for MHA/GQA, L (d_c + d_r) w_kv for MLA (SoK Eq. 1, Table 1), plus an MLA indexer's keys in
+    their own format; with sliding-window layers, every layer counted: the rate below the window."""
+    return model.attention.kv_elements_per_token * kv_bytes_per_element + model.attention.index_bytes_per_token
 
 
 def kv_bytes_per_token_beyond_window(model: Model, kv_bytes_per_element: float) -> float:
@@ -25,7 +25,7 @@ def kv_bytes_per_token_beyond_window(model: Model, kv_bytes_per_element: float) 
 def kv_bytes(model: Model, context: ArrayLike, kv_bytes_per_element: ArrayLike, batch: ArrayLike = 1) -> np.ndarray:
     """KV bytes held by ``batch`` sequences of ``context`` tokens each (SoK Eq. 1 times b; a window layer holds at
     most its window), plus each sequence's constant state where state layers hold one."""
-    per_token = model.attention.kv_elements_per_token * np.asarray(kv_bytes_per_element, dtype=float)
+    per_token = kv_bytes_per_token(model, np.asarray(kv_bytes_per_element, dtype=float))
     b = np.asarray(batch, dtype=float)
     return b * (model.attention.cached_positions(context) * per_token + model.attention.state_bytes)
 
@@ -37,7 +37,7 @@ def context_holding(model: Model, kv_bytes_held: ArrayLike, kv_bytes_per_element
     window layers alone can never hold that much. Constant state is held first. Negative bytes give a negative
     context (nothing fits).
     """
-    per_token = model.attention.kv_elements_per_token * np.asarray(kv_bytes_per_element, dtype=float)
+    per_token = kv_bytes_per_token(model, np.asarray(kv_bytes_per_element, dtype=float))
     b = np.asarray(batch, dtype=float)
     positions = (np.asarray(kv_bytes_held, dtype=float) - b * model.attention.state_bytes) / (b * per_token)
     return model.attention.context_caching(positions)
@@ -53,8 +53,7 @@ def effective_kv_bytes(
 ) -> np.ndarray:
     """B_kv^eff(s) = 2 L n_kv d_h * w_q * r * s * sigma^-1 * (1 + phi) (SoK Eq. 2, section 2.2)."""
     return (
-        model.attention.kv_elements_per_token
-        * np.asarray(kv_bytes_per_element, dtype=float)
+        kv_bytes_per_token(model, np.asarray(kv_bytes_per_element, dtype=float))
         * np.asarray(retention, dtype=float)
         * model.attention.cached_positions(context)
         / np.asarray(sharing, dtype=float)

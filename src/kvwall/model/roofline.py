@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kvwall.model.footprint import kv_bytes, kv_bytes_per_token_beyond_window
+from kvwall.model.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.model.params import routed_expert_params, weight_part_params
 from kvwall.inputs.specs import EXPERTS, Device, Model, WeightFormats
 from kvwall.units import dtype_bytes
@@ -106,7 +106,7 @@ def intensity_short_context_limit(batch: ArrayLike, weight_bytes_per_param: floa
 def intensity_long_context_limit(model: Model, kv_bytes_per_element: ArrayLike) -> np.ndarray:
     """lim_{s->inf} AI(s, b) = 2 n_q / (n_kv w_kv) = 2g / w_kv, independent of batch (SoK section 3.2)."""
     per_position_flops = model.attention.attention_flops_per_position
-    per_position_bytes = model.attention.kv_elements_per_token * np.asarray(kv_bytes_per_element, dtype=float)
+    per_position_bytes = kv_bytes_per_token(model, np.asarray(kv_bytes_per_element, dtype=float))
     return per_position_flops / per_position_bytes
 
 
