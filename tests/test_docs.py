@@ -74,6 +74,21 @@ def test_the_readmes_errors_and_shares_are_the_built_tables():
             f"the same points agrees in {top1('a second measurement'):.1%}") in words("README.md")
 
 
+def test_the_validation_pages_transfer_numbers_are_the_built_tables():
+    transfer = pd.read_csv(ROOT / "tables/derived/serving_transfer.csv").set_index("terms")["median_error"]
+    today, latent_own = transfer["today's costs"], transfer["latent attention's efficiency"]
+    models = pd.read_csv(ROOT / "tables/derived/serving_transfer_models.csv").set_index("model")
+    latent = models[models["cache"].eq("latent")]["measured_over_estimate"]
+    others = latent.drop("deepseek-r1")
+    prose = words("docs/validation.md")
+    assert (f"A cost per layer and per sequence takes the median error from {today:.1%} to "
+            f"{transfer['a cost per layer and per sequence']:.1%}") in prose
+    assert f"latent attention's makes it worse ({latent_own:.1%})" in prose
+    assert (f"the latent models run {others.min():.2f}-{others.max():.2f}x slower than the constants price them except "
+            f"DeepSeek-R1 ({latent['deepseek-r1']:.2f}x)") in prose
+    assert transfer["fp4 weights' efficiency"] > transfer["a cost per layer and per sequence"] < today
+
+
 def test_every_table_is_linked_with_its_caption():
     captions = yaml.safe_load(page("workflow/report/tables.yaml"))
     listed = dict(re.findall(r"^- \[\w+\]\(\.\./tables/(\w+/\w+)\.(?:md|csv)\)(.*)$", page("docs/artifacts.md"), re.M))
