@@ -142,7 +142,8 @@ def _building() -> bool:
     return False
 
 
-def _stamp() -> dict:
+def current_stamp() -> dict:
+    """What BUILT_STAMP holds for the checkout as it is now: the interpreter and tree_digest."""
     return {"python": sys.executable, "tree": tree_digest()}
 
 
@@ -152,7 +153,7 @@ def up_to_date() -> bool:
         recorded = json.loads(BUILT_STAMP.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return not _building() and recorded == _stamp()
+    return not _building() and recorded == current_stamp()
 
 
 def run(argv: list[str]) -> int:
@@ -186,5 +187,5 @@ def run(argv: list[str]) -> int:
         print_exception(error)
         return 1
     if built and plain(argv) and BUILT_STAMP.parent.is_dir():
-        BUILT_STAMP.write_text(json.dumps(_stamp()), encoding="utf-8")
+        BUILT_STAMP.write_text(json.dumps(current_stamp()), encoding="utf-8")
     return 0 if built else 1
