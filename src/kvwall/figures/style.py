@@ -6,9 +6,10 @@ lives here, so it holds whatever the working directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import matplotlib
 import numpy as np
@@ -139,11 +140,37 @@ def token_axis(axis: Axis) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+@contextlib.contextmanager
+def ticks_once() -> Iterator[None]:
+    """While open, each axis works out its ticks once (matplotlib's Axis._update_ticks: locations, labels, those in
+    view) and returns them again when asked: one draw of a settled figure asks for them many times over, each panel's
+    labels again for every panel it shares an axis with, and gets the same ticks each time (nothing moves while a
+    settled figure is drawn). Open for one draw at a time."""
+    update = Axis._update_ticks
+    computed: dict[int, tuple[Axis, list]] = {}  # by id, beside the axis itself, so no id is reused while open
+
+    def once(axis: Axis) -> list:
+        if id(axis) not in computed:
+            computed[id(axis)] = (axis, update(axis))
+        return computed[id(axis)][1]
+
+    Axis._update_ticks = once
+    try:
+        yield
+    finally:
+        Axis._update_ticks = update
+
+
 def save(figure: Figure, paths: Iterable[str | Path]) -> None:
     """Write a settled ``figure`` to each path in the format its suffix names (svg, pdf, png), without dates or
     versions, each atomically (an interrupted save leaves no half-written file); every format shares the one layout
-    ``settle`` froze."""
+    ``settle`` froze, and each save, one draw, works out every axis's ticks once (ticks_once)."""
+
+    def draw(temporary: Path, fmt: str) -> None:
+        with ticks_once():
+            figure.savefig(temporary, format=fmt, metadata=_METADATA[fmt])
+
     with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT}):
         for path in paths:
             fmt = Path(path).suffix.lstrip(".")
-            replace_atomically(path, lambda temporary: figure.savefig(temporary, format=fmt, metadata=_METADATA[fmt]))
+            replace_atomically(path, lambda temporary: draw(temporary, fmt))
