@@ -1,5 +1,6 @@
-"""A figure job draws each format of a settled figure once, working out every axis's ticks once per draw
-(kvwall.figures.style.ticks_once), and writes the same bytes as a draw that works them out each time it is asked."""
+"""A figure job lays out and draws each figure working out every axis's ticks once for each place and size it is
+drawn at (kvwall.figures.style.ticks_once), and writes the same bytes as a draw that works them out each time it is
+asked."""
 
 import io
 
@@ -40,4 +41,10 @@ def test_a_draw_works_out_each_axis_ticks_once_and_draws_the_same_bytes(monkeypa
         once = _svg(figure)
     assert len(asked) == len(set(map(id, asked))) == axis_count
     assert once == plain
+    asked.clear()
+    with ticks_once():  # an axis drawn at another size or resolution works its ticks out again
+        _svg(figure)
+        figure.set_dpi(figure.dpi * 2)
+        _svg(figure)
+    assert len(asked) == 2 * axis_count
     assert Axis._update_ticks.__name__ == "<lambda>"  # ticks_once put back what it found

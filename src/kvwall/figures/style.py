@@ -77,7 +77,8 @@ def new_figure(width: float, height: float, evidence: str) -> Figure:
 def settle(figure: Figure) -> Figure:
     """Lay ``figure`` out once and freeze it, so labels can be placed against final positions and every save has the
     same geometry."""
-    figure.draw_without_rendering()
+    with ticks_once():
+        figure.draw_without_rendering()
     figure.set_layout_engine("none")
     return figure
 
@@ -142,17 +143,19 @@ def token_axis(axis: Axis) -> None:
 
 @contextlib.contextmanager
 def ticks_once() -> Iterator[None]:
-    """While open, each axis works out its ticks once (matplotlib's Axis._update_ticks: locations, labels, those in
-    view) and returns them again when asked: one draw of a settled figure asks for them many times over, each panel's
-    labels again for every panel it shares an axis with, and gets the same ticks each time (nothing moves while a
-    settled figure is drawn). Open for one draw at a time."""
+    """While open, each axis works out its ticks (matplotlib's Axis._update_ticks: locations, labels, those in view)
+    once for each place and size it is drawn at, and returns them again when asked: one draw asks for them many times
+    over (each panel's labels again for every panel it shares an axis with, each pass of the constrained layout for
+    every box it measures), and what they depend on, the axis's view interval, its axes' box in pixels and the
+    resolution, does not change between those asks."""
     update = Axis._update_ticks
-    computed: dict[int, tuple[Axis, list]] = {}  # by id, beside the axis itself, so no id is reused while open
+    computed: dict[int, tuple[Axis, tuple, list]] = {}  # by id, beside the axis itself, so no id is reused while open
 
     def once(axis: Axis) -> list:
-        if id(axis) not in computed:
-            computed[id(axis)] = (axis, update(axis))
-        return computed[id(axis)][1]
+        state = (*axis.get_view_interval(), *axis.axes.bbox.bounds, axis.figure.dpi)
+        if id(axis) not in computed or computed[id(axis)][1] != state:
+            computed[id(axis)] = (axis, state, update(axis))
+        return computed[id(axis)][2]
 
     Axis._update_ticks = once
     try:
