@@ -16,6 +16,7 @@ import math
 from importlib import metadata
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -137,6 +138,9 @@ class BenchmarkResult:
     all_tests: float | None = None  # s, the whole suite in the checkout (with --tests)
     extras: tuple[str, ...] = ()  # the optional extras installed in the environment measured (installed_extras)
     noop_kvwall_build: float = math.nan  # s, the no-op rebuild as `kvwall build --cores N` runs it (its stamp found)
+    # CPU seconds (user and system, every process of the build) beside the wall times above: what other work on the
+    # machine does not change as it changes the wall time
+    build_cpu: tuple[float, float, float, float] = (math.nan,) * 4  # cold, no-op, kvwall build's no-op, contributor loop
 
     @property
     def parallelism(self) -> int:
@@ -183,16 +187,19 @@ class BenchmarkResult:
     def measured(self) -> dict[str, str]:
         """What each build target was measured at, by the target's name in targets()."""
         floor = f"{self.cold_build / self.floor:.2f} x floor" if self.floor else "no jobs counted"
+        cold, noop, noop_kvwall, loop = self.build_cpu
         slowest = max(self.kind_floors, key=lambda kind: kind.seconds, default=None)
         return {
             f"every job kind's floor <= {KIND_FLOOR_SECONDS:g} s":
                 f"{slowest.kind} {slowest.seconds:.2f} s, the slowest" if slowest else "no jobs counted",
             f"cold build <= {COLD_OVER_FLOOR:g} x floor": floor,
-            f"cold build <= {COLD_SECONDS:g} s": f"{self.cold_build:.1f} s",
-            f"device and model added, rebuild <= {CONTRIBUTOR_LOOP_SECONDS:g} s": f"{self.contributor_loop:.1f} s",
-            f"no-op rebuild <= {NOOP_SECONDS:g} s": f"{self.noop_build:.2f} s, `snakemake --cores {self.cores}`",
+            f"cold build <= {COLD_SECONDS:g} s": f"{self.cold_build:.1f} s, {cold:.1f} s of CPU",
+            f"device and model added, rebuild <= {CONTRIBUTOR_LOOP_SECONDS:g} s":
+                f"{self.contributor_loop:.1f} s, {loop:.1f} s of CPU",
+            f"no-op rebuild <= {NOOP_SECONDS:g} s":
+                f"{self.noop_build:.2f} s, {noop:.2f} s of CPU, `snakemake --cores {self.cores}`",
             f"no-op rebuild, kvwall build <= {NOOP_SECONDS:g} s":
-                f"{self.noop_kvwall_build:.2f} s, `kvwall build --cores {self.cores}`",
+                f"{self.noop_kvwall_build:.2f} s, {noop_kvwall:.2f} s of CPU, `kvwall build --cores {self.cores}`",
         }
 
     def target_lines(self) -> list[str]:
@@ -227,28 +234,37 @@ def copy_workflow(repo: Path, destination: Path) -> None:
             shutil.copy2(source, destination / name)
 
 
-def _snakemake(folder: Path, cores: int, *extra: str) -> tuple[float, str]:
-    """Run Snakemake in ``folder``; return the wall time and its log. BenchmarkError if it fails."""
-    command = [sys.executable, "-m", "snakemake", "--cores", str(cores), *extra]
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of every child process this one has waited for so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _timed(command: list[str], folder: Path, name: str) -> tuple[float, float, str]:
+    """Run ``command`` in ``folder``; return its wall time, its CPU seconds (its processes', all of them) and its
+    output. BenchmarkError, naming the command as ``name``, if it fails."""
+    cpu, start = _children_cpu(), time.perf_counter()
     run = subprocess.run(command, cwd=folder, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, _children_cpu() - cpu
     log = run.stdout + run.stderr
     if run.returncode != 0:
-        raise BenchmarkError(f"`snakemake --cores {cores} {' '.join(extra)}` failed:\n{log[-2000:]}")
-    return elapsed, log
+        raise BenchmarkError(f"`{name}` failed:\n{log[-2000:]}")
+    return elapsed, cpu, log
 
 
-def _kvwall_build(folder: Path, cores: int) -> float:
-    """Run `kvwall build --cores N` in ``folder`` as a user runs it; return its wall time. BenchmarkError if it fails."""
+def _snakemake(folder: Path, cores: int, *extra: str) -> tuple[float, float, str]:
+    """Run Snakemake in ``folder``; return the wall time, the CPU seconds and its log. BenchmarkError if it fails."""
+    return _timed([sys.executable, "-m", "snakemake", "--cores", str(cores), *extra], folder,
+                  f"snakemake --cores {cores} {' '.join(extra)}")
+
+
+def _kvwall_build(folder: Path, cores: int) -> tuple[float, float]:
+    """Run `kvwall build --cores N` in ``folder`` as a user runs it; return its wall time and CPU seconds.
+    BenchmarkError if it fails."""
     command = [sys.executable, "-c", "import sys; from kvwall.cli.main import main; sys.exit(main())",
                "build", "--cores", str(cores)]
-    start = time.perf_counter()
-    run = subprocess.run(command, cwd=folder, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if run.returncode != 0:
-        raise BenchmarkError(f"`kvwall build --cores {cores}` failed:\n{(run.stdout + run.stderr)[-2000:]}")
-    return elapsed
+    elapsed, cpu, _ = _timed(command, folder, f"kvwall build --cores {cores}")
+    return elapsed, cpu
 
 
 def add_device_and_model(folder: Path) -> None:
@@ -486,17 +502,17 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
         progress("copying the repository")
         copy_workflow(repo, copy)
         progress("cold build (--forceall), every job; this takes minutes")
-        cold, _ = _snakemake(copy, cores, "--forceall")
+        cold, cold_cpu, _ = _snakemake(copy, cores, "--forceall")
         kinds = job_kinds(_run_log(copy))
         ranking = plan_ranking(copy)
         progress(f"cold build took {cold:.1f} s; no-op rebuild")
-        noop, _ = _snakemake(copy, cores)
+        noop, noop_cpu, _ = _snakemake(copy, cores)
         progress(f"no-op rebuild took {noop:.2f} s; the same through kvwall build, twice (the first leaves its stamp)")
         _kvwall_build(copy, cores)
-        noop_kvwall = _kvwall_build(copy, cores)
+        noop_kvwall, noop_kvwall_cpu = _kvwall_build(copy, cores)
         progress(f"no-op kvwall build took {noop_kvwall:.2f} s; adding a device and a model, rebuilding")
         add_device_and_model(copy)
-        loop, loop_log = _snakemake(copy, cores)
+        loop, loop_cpu, loop_log = _snakemake(copy, cores)
         progress(f"contributor loop took {loop:.1f} s; interpreter floor, grid throughput, validation")
     rows, validation = validation_time(repo, catalog)
     progress("kvwall measure --quick")
@@ -510,6 +526,7 @@ def run_benchmark(repo: Path, catalog: Catalog, cores: int = 4, points: int = 1_
         cold_build=cold,
         noop_build=noop,
         noop_kvwall_build=noop_kvwall,
+        build_cpu=(cold_cpu, noop_cpu, noop_kvwall_cpu, loop_cpu),
         contributor_loop=loop,
         loop_jobs=jobs_run(loop_log),
         load_average=load,
