@@ -474,6 +474,10 @@ def test_the_floor_is_every_jobs_kind_floor_over_the_cores():
     assert result.floor == pytest.approx((13 * 0.25 + 9 * 1.0) / min(4, os.cpu_count() or 1))
     assert not result.targets()["every job kind's floor <= 0.5 s"]
     assert not any("test" in target for target in result.targets())  # the suites are timed with --tests only
+    housed = replace(result, house=benchmark.House(251, None, 2)).targets()
+    assert housed == {**result.targets(), "README <= 250 lines (251)": False,
+                      "mkdocs build --strict clean (MkDocs not installed)": False,
+                      "no import circle among kvwall's modules (2)": False}
     timed = replace(result, fast_tests=45.0, all_tests=200.0).targets()
     assert timed['pytest -m "not slow" <= 60 s'] and not timed["the whole test suite <= 180 s"]
 

@@ -12,9 +12,8 @@ import pytest
 import yaml
 
 from docs_pages import PAGES, ROOT, page, words
-
-#: What a newcomer reads first stays short; everything else is a page of docs/.
-README_LINES = 250
+from kvwall.cli import house
+from kvwall.cli.house import README_LINES
 
 
 def _nav_pages(nav) -> list[str]:
@@ -27,6 +26,12 @@ def _nav_pages(nav) -> list[str]:
 
 def test_the_readme_is_short():
     assert len(page("README.md").splitlines()) <= README_LINES
+
+
+def test_the_benchmark_reads_the_house_as_the_tests_do(monkeypatch):
+    monkeypatch.setattr(house, "docs_build_strict", lambda repo: True)  # built strict by test_the_site_builds_strict
+    found = house.house_of(ROOT)
+    assert found == house.House(len(page("README.md").splitlines()), True, 0)
 
 
 def test_the_readme_gives_the_two_quick_start_commands_ci_runs():

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 import kvwall
-from kvwall.sources import SourceTree
+from kvwall.sources import SourceTree, import_circles
 
 #: The floor of each room; a module imports only its own room and lower floors.
 FLOORS = {
@@ -60,31 +60,8 @@ def test_imports_point_down(tree, module):
     assert upward == []
 
 
-def circles(tree: SourceTree, modules: list[str]) -> list[list[str]]:
-    """Every import circle among ``modules``, each as the path that closes it (first module repeated last), found
-    by a depth-first walk of the import graph (importing a package's module runs the package first: no circle)."""
-    found, finished, path = [], set(), []
-
-    def walk(module: str) -> None:
-        path.append(module)
-        for imported in tree.imports_of(module):
-            if imported == module or module.startswith(imported + "."):
-                continue
-            if imported in path:
-                found.append(path[path.index(imported):] + [imported])
-            elif imported not in finished:
-                walk(imported)
-        path.pop()
-        finished.add(module)
-
-    for module in modules:
-        if module not in finished:
-            walk(module)
-    return found
-
-
 def test_no_import_circles(tree):
-    assert circles(tree, MODULES) == []
+    assert import_circles(tree, MODULES) == []
 
 
 def test_the_circle_finder_finds_a_circle(tmp_path):
@@ -92,8 +69,8 @@ def test_the_circle_finder_finds_a_circle(tmp_path):
                        "c": "from kvwall import a\n", "d": "import kvwall.a\n"}.items():
         (tmp_path / "kvwall").mkdir(exist_ok=True)
         (tmp_path / "kvwall" / f"{name}.py").write_text(body, encoding="utf-8")
-    assert circles(SourceTree(tmp_path), ["kvwall.d", "kvwall.a"]) == [["kvwall.a", "kvwall.b", "kvwall.c", "kvwall.a"]]
-    assert circles(SourceTree(tmp_path), ["kvwall.d"]) == [["kvwall.a", "kvwall.b", "kvwall.c", "kvwall.a"]]
+    assert import_circles(SourceTree(tmp_path), ["kvwall.d", "kvwall.a"]) == [["kvwall.a", "kvwall.b", "kvwall.c", "kvwall.a"]]
+    assert import_circles(SourceTree(tmp_path), ["kvwall.d"]) == [["kvwall.a", "kvwall.b", "kvwall.c", "kvwall.a"]]
 
 def test_the_model_reads_no_files(tree):
     """The equations take typed specs; only kvwall.inputs reads YAML."""

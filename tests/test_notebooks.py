@@ -69,7 +69,8 @@ def test_six_notebooks_each_with_a_parameters_cell_and_no_outputs():
 
 
 #: Parameters the workflow sets from its own paths (workflow/rules/notebooks.smk), never from --config.
-PATH_PARAMETERS = {"config_dir", "tables_dir", "printed_file", "captions_file", "measurements", "validation_map"}
+PATH_PARAMETERS = {"config_dir", "tables_dir", "printed_file", "captions_file", "measurements", "validation_map",
+                   "stamp_dir"}
 
 
 def test_every_notebook_parameter_is_a_config_key_the_front_door_checks():

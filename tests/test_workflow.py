@@ -181,6 +181,27 @@ def test_a_second_run_has_nothing_to_do(built, snakemake):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
+def _kvwall_build(workdir: Path) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", "import sys; from kvwall.cli.main import main; sys.exit(main())", "build",
+               "--cores", "2"]
+    return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=900)
+
+
+def test_kvwall_build_of_an_unchanged_checkout_starts_no_snakemake(built):
+    """The first plain `kvwall build` after the build runs Snakemake, which finds nothing to do, and leaves its stamp;
+    the second starts no Snakemake (no run log); a file touched starts it again."""
+    logs = built / ".snakemake" / "log"
+    for expect_snakemake in (True, False):
+        before = set(logs.iterdir())
+        done = _kvwall_build(built)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert (set(logs.iterdir()) != before) is expect_snakemake
+        assert ("nothing to do: no file changed since the last build" in done.stderr) is not expect_snakemake
+    os.utime(built / "config" / "tiers.yaml")
+    before = set(logs.iterdir())
+    assert _kvwall_build(built).returncode == 0 and set(logs.iterdir()) != before
+
+
 def test_a_device_and_a_model_added_rerun_only_the_catalogues_jobs(built, summary, snakemake):
     """The contributor loop: entries outside the paper's frame change the catalogue view alone (kvwall.inputs.views),
     so exactly the jobs that read it rerun; the notebooks, which read config/ itself, come out the same when forced.

@@ -201,3 +201,26 @@ class SourceTree:
     def modules_of_script(self, script: str | Path) -> tuple[str, ...]:
         """The kvwall modules that ``script`` imports directly."""
         return self._modules_named(list(self._facts(Path(script))[0]))
+
+
+def import_circles(tree: SourceTree, modules: list[str]) -> list[list[str]]:
+    """Every import circle among ``modules``, each as the path that closes it (first module repeated last), found
+    by a depth-first walk of the import graph (importing a package's module runs the package first: no circle)."""
+    found, finished, path = [], set(), []
+
+    def walk(module: str) -> None:
+        path.append(module)
+        for imported in tree.imports_of(module):
+            if imported == module or module.startswith(imported + "."):
+                continue
+            if imported in path:
+                found.append(path[path.index(imported):] + [imported])
+            elif imported not in finished:
+                walk(imported)
+        path.pop()
+        finished.add(module)
+
+    for module in modules:
+        if module not in finished:
+            walk(module)
+    return found

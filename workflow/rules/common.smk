@@ -105,7 +105,26 @@ kvwall_code = KVWALL_SOURCES.files_of_script
 REPORTED_INPUTS = sorted(glob.glob(f"{CATALOG.files['reported']}/*.yaml"))
 
 
+# Snakemake's default --max-jobs-per-timespan, 100/1s, arms a one-second timer each time it schedules, and each timer
+# schedules again: every job that finishes adds one more round a second until the build ends, and each round looks up
+# the size of every input of every job ready to run. A cold build spent a sixth of its CPU there, taken from the jobs'
+# cores. Jobs run on this machine's own cores need no rate limit: without it, a round runs when a job finishes.
+DEFAULT_JOB_RATE = (100, 1)
+
+
+def drop_default_job_rate_limit(scheduler):
+    """Run ``scheduler`` without its rate limit where the build runs its jobs locally at Snakemake's default rate."""
+    limiter = scheduler.job_rate_limiter
+    if (
+        workflow.local_exec
+        and limiter is not None
+        and (limiter.max_jobs, limiter.timespan) == DEFAULT_JOB_RATE
+    ):
+        scheduler.job_rate_limiter = None
+
+
 onstart:
+    drop_default_job_rate_limit(workflow.scheduler)
     # The temporary file of a write that a kill interrupted (kvwall.render.replace_atomically) is never an artifact.
     for folder in {os.path.dirname(path) for path in rules.all.input}:
         for partial in glob.glob(os.path.join(folder, ".*.partial")):

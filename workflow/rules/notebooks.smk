@@ -72,6 +72,9 @@ NOTEBOOKS = {
             "measurements": SERVING_MEASUREMENTS,
             "validation_map": VALIDATION_MAP,
         },
+        # The front door checked the measurements' rows before any job and left its stamp there (kvwall.inputs.stamps):
+        # the notebook reads them without checking every row again, a reviewer's own run checks them.
+        "stamps": {"stamp_dir": CHECKED_STAMPS},
     },
     "06_plan_by_hand": {
         "title": "(f) One plan worked out by hand",
@@ -93,6 +96,7 @@ def papermill_options(entry, parameters):
         "config_dir": config["config_dir"],
         "tables_dir": "tables",
         **entry.get("files", {}),
+        **entry.get("stamps", {}),
     }
     given.update(
         {
@@ -145,6 +149,8 @@ for (notebook_name, notebook_entry), (folder, parameters) in itertools.product(
             ),
         log:
             f"logs/notebooks/{folder}/{notebook_name}.log",
+        # (e) ends the build's longest chain (workflow/rules/validation.smk): it starts as soon as its tables are written
+        priority: EARLY if notebook_name == "05_serving_validation" else 0
         conda:
             "../envs/kvwall.yaml"
         params:

@@ -17,6 +17,7 @@ rule plan_ranking:
         PLAN_ARTIFACTS,
     log:
         "logs/tables/derived/plan_ranking.log",
+    priority: FIRST - 1
     conda:
         "../envs/kvwall.yaml"
     shell:
@@ -88,6 +89,7 @@ rule plan_ranking_figure:
         png="figures/plan_ranking.png",
     log:
         "logs/figures/plan_ranking.log",
+    priority: EARLY
     conda:
         "../envs/kvwall.yaml"
     shell:

@@ -21,6 +21,9 @@ VALIDATION_ARTIFACTS = expand(
 )
 # The validation of the serving measurements, saved once for the jobs that read it (kvwall.validation.run).
 VALIDATED = ".snakemake/kvwall-validation/serving.pickle"
+# The build's longest chain runs through the validation, its tables and what reads them (the cost shares' figure,
+# notebook (e)): those jobs go first whenever they can run, so the chain is not left to the end of a build.
+FIRST, EARLY = 3, 1
 
 
 rule validation:
@@ -34,6 +37,7 @@ rule validation:
         VALIDATED,
     log:
         "logs/validation/validation.log",
+    priority: FIRST
     conda:
         "../envs/kvwall.yaml"
     params:
@@ -56,6 +60,7 @@ rule validation_tables:
         },
     log:
         "logs/validation/tables.log",
+    priority: FIRST
     conda:
         "../envs/kvwall.yaml"
     shell:
@@ -156,6 +161,7 @@ rule cost_shares_figure:
         png=f"figures/{COST_SHARES_FIGURE}.png",
     log:
         "logs/validation/cost_shares_figure.log",
+    priority: EARLY
     conda:
         "../envs/kvwall.yaml"
     shell:

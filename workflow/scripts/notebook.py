@@ -14,6 +14,8 @@ import nbstripout
 from papermill.cli import papermill
 
 executed, notebook, volatile, *options = sys.argv[1:]
-papermill.main(args=[notebook, executed, *options, "--no-progress-bar"], prog_name="papermill", standalone_mode=False)
+# The executed notebook is written once, when every cell has run (or one failed), not again before and after each cell.
+papermill.main(args=[notebook, executed, *options, "--no-progress-bar", "--no-request-save-on-cell-execute"],
+               prog_name="papermill", standalone_mode=False)
 sys.argv = ["nbstripout", "--keep-output", "--keep-count", "--extra-keys", volatile, executed]
 nbstripout.main()

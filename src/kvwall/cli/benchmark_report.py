@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
     ratio = f"{result.cold_build / result.floor:.2f} x floor" if result.floor else "no jobs counted"
     print(f"  cold build (--forceall)   {result.cold_build:8.2f} s  ({ratio})")
     print(f"  device and model added    {result.contributor_loop:8.2f} s  ({result.loop_jobs} jobs rerun)")
-    print(f"  no-op rebuild             {result.noop_build:8.2f} s")
+    print(f"  no-op rebuild             {result.noop_build:8.2f} s  (`snakemake --cores {result.cores}`)")
+    print(f"  no-op, kvwall build       {result.noop_kvwall_build:8.2f} s  (its stamp of the last build found: "
+          "Snakemake not started)")
     print(f"  floor                     {result.floor:8.2f} s  (each job's interpreter and imports, "
           f"over {result.parallelism} at once)")
     for kind in result.kind_floors:
@@ -81,6 +83,6 @@ def run(args: argparse.Namespace) -> int:
         print(f'  pytest -m "not slow"       {result.fast_tests:8.1f} s')
         print(f"  the whole test suite      {result.all_tests:8.1f} s")
     print("Targets")
-    for target, ok in met.items():
-        print(f"  {'PASS' if ok else 'MISS'}  {target}")
+    for line in result.target_lines():
+        print(f"  {line}")
     return 0

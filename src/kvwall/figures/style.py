@@ -6,9 +6,10 @@ lives here, so it holds whatever the working directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import matplotlib
 import numpy as np
@@ -76,7 +77,8 @@ def new_figure(width: float, height: float, evidence: str) -> Figure:
 def settle(figure: Figure) -> Figure:
     """Lay ``figure`` out once and freeze it, so labels can be placed against final positions and every save has the
     same geometry."""
-    figure.draw_without_rendering()
+    with ticks_once():
+        figure.draw_without_rendering()
     figure.set_layout_engine("none")
     return figure
 
@@ -139,11 +141,39 @@ def token_axis(axis: Axis) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+@contextlib.contextmanager
+def ticks_once() -> Iterator[None]:
+    """While open, each axis works out its ticks (matplotlib's Axis._update_ticks: locations, labels, those in view)
+    once for each place and size it is drawn at, and returns them again when asked: one draw asks for them many times
+    over (each panel's labels again for every panel it shares an axis with, each pass of the constrained layout for
+    every box it measures), and what they depend on, the axis's view interval, its axes' box in pixels and the
+    resolution, does not change between those asks."""
+    update = Axis._update_ticks
+    computed: dict[int, tuple[Axis, tuple, list]] = {}  # by id, beside the axis itself, so no id is reused while open
+
+    def once(axis: Axis) -> list:
+        state = (*axis.get_view_interval(), *axis.axes.bbox.bounds, axis.figure.dpi)
+        if id(axis) not in computed or computed[id(axis)][1] != state:
+            computed[id(axis)] = (axis, state, update(axis))
+        return computed[id(axis)][2]
+
+    Axis._update_ticks = once
+    try:
+        yield
+    finally:
+        Axis._update_ticks = update
+
+
 def save(figure: Figure, paths: Iterable[str | Path]) -> None:
     """Write a settled ``figure`` to each path in the format its suffix names (svg, pdf, png), without dates or
     versions, each atomically (an interrupted save leaves no half-written file); every format shares the one layout
-    ``settle`` froze."""
+    ``settle`` froze, and each save, one draw, works out every axis's ticks once (ticks_once)."""
+
+    def draw(temporary: Path, fmt: str) -> None:
+        with ticks_once():
+            figure.savefig(temporary, format=fmt, metadata=_METADATA[fmt])
+
     with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT}):
         for path in paths:
             fmt = Path(path).suffix.lstrip(".")
-            replace_atomically(path, lambda temporary: figure.savefig(temporary, format=fmt, metadata=_METADATA[fmt]))
+            replace_atomically(path, lambda temporary: draw(temporary, fmt))
