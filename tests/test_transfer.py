@@ -8,7 +8,9 @@ import pytest
 
 from kvwall.model.engine_constants import EngineConstants
 from kvwall.validation.points import COST_INPUTS
-from kvwall.validation.transfer import BEST, TERM_SETS, fit_terms, step_with_terms, term_costs, term_inputs
+from kvwall.model.decode_costs import cost_inputs, decode_costs
+from kvwall.validation.transfer import (BEST, TERM_SETS, fit_terms, step_with_terms, term_arrays, term_costs,
+                                       term_inputs)
 
 CONSTANTS = EngineConstants(fixed_step=1e-3, hbm_fraction=0.8, flop_fraction=0.5, collective_latency=5e-6)
 
@@ -33,7 +35,8 @@ def test_each_candidate_cost_by_hand_on_a_dense_row_and_an_moe_ep_row(catalog):
     inputs = term_inputs(points, catalog.models)
     assert list(inputs["layers_per_stage"]) == [80.0, 30.5] and list(inputs["sequences_per_rank"]) == [64.0, 32.0]
     values = {"layer": 20e-6, "sequence": 10e-6, "latent": 0.5, "fp4": 0.25, "moe": 0.1}
-    costs = term_costs(points, inputs, CONSTANTS, values)
+    arrays = term_arrays(inputs)
+    costs = term_costs(decode_costs(points, CONSTANTS), points["pipeline_idle"].to_numpy(), arrays, values)
     # weights 16e9 / (0.8 x 4.8e12) = 4.1667 ms, KV 2.0833 ms; the MoE row's each twice over (idle 2): 2.5 ms, 1.25 ms
     dense_weights, moe_weights, moe_kv = 16e9 / 3.84e12, 2 * 4.8e9 / 3.84e12, 2 * 2.4e9 / 3.84e12
     assert costs["layer"] == pytest.approx([20e-6 * 80, 20e-6 * 30.5 * 2])  # 1.6 ms; 1.22 ms
@@ -42,7 +45,7 @@ def test_each_candidate_cost_by_hand_on_a_dense_row_and_an_moe_ep_row(catalog):
     assert costs["fp4"] == pytest.approx([0.0, 0.25 * moe_weights])
     assert costs["moe"] == pytest.approx([0.0, 0.1 * moe_weights])
     # the step: today's named costs (weights, KV, the fixed 1 ms) plus the terms
-    step = step_with_terms(points, inputs, CONSTANTS, values)
+    step = step_with_terms(cost_inputs(points), arrays, CONSTANTS, values)
     assert step[0] == pytest.approx(dense_weights * 1.5 + 1e-3 + 1.6e-3 + 0.64e-3)
     assert step[1] == pytest.approx(moe_weights * 1.35 + moe_kv * 1.5 + 1e-3 + 1.22e-3 + 0.32e-3)
 
@@ -55,14 +58,15 @@ def test_known_constants_are_recovered_from_a_synthetic_data_set(catalog):
                      weight_read_per_device=rng.uniform(2e9, 40e9, n), kv_read_per_device=rng.uniform(0.1e9, 20e9, n),
                      flops_per_device=rng.uniform(1e12, 4e14, n), collective_messages=rng.choice([0.0, 160.0], n),
                      weight_format=rng.choice(["fp8", "fp4"], n))
-    inputs = term_inputs(points, catalog.models)
+    priced, inputs = cost_inputs(points), term_arrays(term_inputs(points, catalog.models))
     known, values = EngineConstants(2e-3, 0.75, 0.45, 8e-6), {"layer": 15e-6, "sequence": 4e-6}
-    measured = step_with_terms(points, inputs, known, values)
-    fitted, found = fit_terms(points, inputs, measured, 1.0, ("layer", "sequence"))
+    measured = step_with_terms(priced, inputs, known, values)
+    fitted, found = fit_terms(priced, inputs, measured, 1.0, ("layer", "sequence"))
     for name, value in zip(EngineConstants.NAMES[:4], known.values()[:4]):
         assert getattr(fitted, name) == pytest.approx(value, rel=5e-3), name
     assert found == {"layer": pytest.approx(15e-6, rel=5e-3), "sequence": pytest.approx(4e-6, rel=5e-3)}
-    assert fit_terms(points.iloc[:19], inputs.iloc[:19], measured[:19], 1.0, ()) is None  # too few to fit
+    first = np.arange(19)
+    assert fit_terms(priced.take(first), {name: a[first] for name, a in inputs.items()}, measured[:19], 1.0, ()) is None
 
 
 def test_the_committed_transfer_tables_read_against_the_estimates_own_error(root):

@@ -23,6 +23,7 @@ so running / osl arrive per step (chunked prefill). The step is the sum; TPOT is
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Mapping
 
 import numpy as np
@@ -34,31 +35,72 @@ from kvwall.model.engine_constants import EngineConstants
 COSTS = ("weights", "kv", "compute", "collectives", "imbalance", "fixed", "prefill")
 
 
-def decode_costs(points: pd.DataFrame, constants: EngineConstants) -> dict[str, np.ndarray]:
-    """Seconds per decode step per GPU of each named cost for every point (columns of kvwall.validation.points)."""
-    idle = points["pipeline_idle"].to_numpy(dtype=float)
-    bandwidth = constants.hbm_fraction * points["hbm_bandwidth"].to_numpy(dtype=float)
-    rate = constants.flop_fraction * points["peak_flops"].to_numpy(dtype=float)
-    weights = points["weight_read_per_device"].to_numpy(dtype=float) / bandwidth
-    kv = points["stored_kv_ratio"].to_numpy(dtype=float) * points["kv_read_per_device"].to_numpy(dtype=float) / bandwidth
-    busiest = points["imbalance_read_per_device"].to_numpy(dtype=float) / bandwidth
-    compute = np.maximum(points["flops_per_device"].to_numpy(dtype=float) / rate - weights - kv - busiest, 0.0)
-    ranks = points["expert_ranks"].to_numpy(dtype=float)
-    load = points["dispatch_load"].to_numpy(dtype=float)
+@dataclass(frozen=True)
+class CostInputs:
+    """What the named costs read of the points (columns of kvwall.validation.points), as arrays: read once, priced
+    at any constants (a fit prices the same points at every step of its solver)."""
+
+    idle: np.ndarray
+    hbm_bandwidth: np.ndarray
+    peak_flops: np.ndarray
+    weight_read: np.ndarray
+    stored_kv_read: np.ndarray  # r KV
+    imbalance_read: np.ndarray
+    flops: np.ndarray
+    collective_bytes_s: np.ndarray
+    collective_messages: np.ndarray
+    dispatch_spread_s: np.ndarray  # dispatch x sqrt(2 ln E / load)
+    arrivals: np.ndarray  # running / osl in agg mode, 0 in disagg
+    prefill_flops: np.ndarray
+    prefill_collectives_s: np.ndarray
+
+    def take(self, chosen: np.ndarray) -> "CostInputs":
+        """The inputs of the points ``chosen`` selects (a boolean mask or positions)."""
+        return CostInputs(*(getattr(self, f.name)[chosen] for f in fields(self)))
+
+
+def cost_inputs(points: pd.DataFrame) -> CostInputs:
+    """The arrays of ``points`` the named costs read."""
+    def column(name: str) -> np.ndarray:
+        return points[name].to_numpy(dtype=float)
+
+    ranks, load = column("expert_ranks"), column("dispatch_load")
     spread = np.sqrt(2.0 * np.log(np.maximum(ranks, 1.0)) / np.where(load > 0, load, np.inf))
     agg = (points["mode"] == "agg").to_numpy()
-    arrivals = np.where(agg, points["running_batch"].to_numpy(dtype=float) / points["osl"].to_numpy(dtype=float), 0.0)
+    return CostInputs(
+        idle=column("pipeline_idle"), hbm_bandwidth=column("hbm_bandwidth"), peak_flops=column("peak_flops"),
+        weight_read=column("weight_read_per_device"),
+        stored_kv_read=column("stored_kv_ratio") * column("kv_read_per_device"),
+        imbalance_read=column("imbalance_read_per_device"), flops=column("flops_per_device"),
+        collective_bytes_s=column("collective_bytes_s"), collective_messages=column("collective_messages"),
+        dispatch_spread_s=column("dispatch_s") * spread,
+        arrivals=np.where(agg, column("running_batch") / column("osl"), 0.0),
+        prefill_flops=column("prefill_flops_per_device"), prefill_collectives_s=column("prefill_collectives_s"))
+
+
+def priced_costs(inputs: CostInputs, constants: EngineConstants) -> dict[str, np.ndarray]:
+    """Seconds per decode step per GPU of each named cost of the points ``inputs`` holds."""
+    idle = inputs.idle
+    bandwidth = constants.hbm_fraction * inputs.hbm_bandwidth
+    rate = constants.flop_fraction * inputs.peak_flops
+    weights = inputs.weight_read / bandwidth
+    kv = inputs.stored_kv_read / bandwidth
+    busiest = inputs.imbalance_read / bandwidth
+    compute = np.maximum(inputs.flops / rate - weights - kv - busiest, 0.0)
     return {
         "weights": idle * weights,
         "kv": idle * kv,
         "compute": idle * compute,
-        "collectives": (points["collective_bytes_s"].to_numpy(dtype=float)
-                        + points["collective_messages"].to_numpy(dtype=float) * constants.collective_latency),
-        "imbalance": idle * busiest + points["dispatch_s"].to_numpy(dtype=float) * spread,
-        "fixed": np.full(len(points), constants.fixed_step),
-        "prefill": arrivals * (points["prefill_flops_per_device"].to_numpy(dtype=float) / rate
-                               + points["prefill_collectives_s"].to_numpy(dtype=float)),
+        "collectives": inputs.collective_bytes_s + inputs.collective_messages * constants.collective_latency,
+        "imbalance": idle * busiest + inputs.dispatch_spread_s,
+        "fixed": np.full(len(idle), constants.fixed_step),
+        "prefill": inputs.arrivals * (inputs.prefill_flops / rate + inputs.prefill_collectives_s),
     }
+
+
+def decode_costs(points: pd.DataFrame, constants: EngineConstants) -> dict[str, np.ndarray]:
+    """Seconds per decode step per GPU of each named cost for every point (columns of kvwall.validation.points)."""
+    return priced_costs(cost_inputs(points), constants)
 
 
 def step_of(costs: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kvwall.model.decode_costs import decode_step
+from kvwall.model.decode_costs import CostInputs, cost_inputs, priced_costs, step_of
 from kvwall.model.engine_constants import EngineConstants, rounded
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS, US
@@ -59,8 +59,8 @@ def settled(value: float, low: float, high: float) -> float:
     return rounded(low if value - low < reach else high if high - value < reach else value)
 
 
-def _residuals(x: np.ndarray, points: pd.DataFrame, tpot: np.ndarray, tokens: float) -> np.ndarray:
-    return decode_step(points, EngineConstants(*(x * _SCALE))) / tokens / tpot - 1.0
+def _residuals(x: np.ndarray, inputs: CostInputs, tpot: np.ndarray, tokens: float) -> np.ndarray:
+    return step_of(priced_costs(inputs, EngineConstants(*(x * _SCALE)))) / tokens / tpot - 1.0
 
 
 def _interval(fit) -> np.ndarray:
@@ -95,7 +95,7 @@ def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str
     from scipy.optimize import least_squares  # as in _first_token_fixed
 
     fit = least_squares(_residuals, np.array(START) / _SCALE, bounds=(np.array(LOWER) / _SCALE, np.array(UPPER) / _SCALE),
-                        args=(points, tpot, tokens), method="trf")
+                        args=(cost_inputs(points), tpot, tokens), method="trf")
     half = tuple(rounded(float(h), 2) for h in _interval(fit) * _SCALE)
     constants = EngineConstants(*(settled(float(v), low, high) for v, low, high in zip(fit.x * _SCALE, LOWER, UPPER)))
     if ttft_s is None:

@@ -27,7 +27,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from kvwall.model.decode_costs import decode_costs, step_of
+from kvwall.model.decode_costs import CostInputs, cost_inputs, priced_costs, step_of
 from kvwall.model.engine_constants import EngineConstants
 from kvwall.validation.calibration import LOWER, MIN_POINTS, START, UPPER, settled
 from kvwall.validation.estimate_error import BAND, error_statistics
@@ -62,32 +62,37 @@ def term_inputs(points: pd.DataFrame, models: Mapping) -> pd.DataFrame:
         "moe": model.map(lambda m: m.moe is not None).to_numpy(dtype=float)}, index=points.index)
 
 
-def term_costs(points: pd.DataFrame, inputs: pd.DataFrame, constants: EngineConstants,
+def term_arrays(inputs: pd.DataFrame) -> dict[str, np.ndarray]:
+    """term_inputs' columns as arrays, read once for every pricing of the same points."""
+    return {name: inputs[name].to_numpy() for name in inputs.columns}
+
+
+def term_costs(costs: Mapping[str, np.ndarray], idle: np.ndarray, inputs: Mapping[str, np.ndarray],
                values: Mapping[str, float]) -> dict[str, np.ndarray]:
-    """Seconds per step per GPU of each term of ``values`` (name -> its constant) at ``constants``' named costs."""
-    costs = decode_costs(points, constants)
-    idle = points["pipeline_idle"].to_numpy(dtype=float)
-    priced = {"layer": lambda x: x * inputs["layers_per_stage"].to_numpy() * idle,
-              "sequence": lambda x: x * inputs["sequences_per_rank"].to_numpy(),
-              "latent": lambda x: x * costs["kv"] * inputs["latent"].to_numpy(),
-              "fp4": lambda x: x * costs["weights"] * inputs["fp4"].to_numpy(),
-              "moe": lambda x: x * costs["weights"] * inputs["moe"].to_numpy()}
+    """Seconds per step per GPU of each term of ``values`` (name -> its constant), beside the named ``costs`` of the
+    same points (kvwall.model.decode_costs), their pipeline ``idle`` and their term_arrays ``inputs``."""
+    priced = {"layer": lambda x: x * inputs["layers_per_stage"] * idle,
+              "sequence": lambda x: x * inputs["sequences_per_rank"],
+              "latent": lambda x: x * costs["kv"] * inputs["latent"],
+              "fp4": lambda x: x * costs["weights"] * inputs["fp4"],
+              "moe": lambda x: x * costs["weights"] * inputs["moe"]}
     return {name: priced[name](value) for name, value in values.items()}
 
 
-def step_with_terms(points: pd.DataFrame, inputs: pd.DataFrame, constants: EngineConstants,
+def step_with_terms(points: CostInputs, inputs: Mapping[str, np.ndarray], constants: EngineConstants,
                     values: Mapping[str, float]) -> np.ndarray:
-    """The decode step per GPU (s): kvwall.model.decode_costs' sum plus each term's cost."""
-    return step_of(decode_costs(points, constants)) + sum(term_costs(points, inputs, constants, values).values(),
-                                                           np.zeros(len(points)))
+    """The decode step per GPU (s) of the points ``points`` holds (kvwall.model.decode_costs.cost_inputs): the
+    named costs' sum plus each term's cost."""
+    costs = priced_costs(points, constants)
+    return step_of(costs) + sum(term_costs(costs, points.idle, inputs, values).values(), np.zeros(len(points.idle)))
 
 
-def fit_terms(points: pd.DataFrame, inputs: pd.DataFrame, tpot_s: np.ndarray, tokens: float,
+def fit_terms(points: CostInputs, inputs: Mapping[str, np.ndarray], tpot_s: np.ndarray, tokens: float,
               terms: tuple[str, ...]) -> tuple[EngineConstants, dict[str, float]] | None:
     """One engine's four constants and each of ``terms``' fitted on ``points`` and their measured TPOT (s), each
     settled as kvwall.validation.calibration settles its own (a bound within a millionth of the range, three
     significant digits); None where there are fewer than MIN_POINTS."""
-    if len(points) < MIN_POINTS:
+    if len(points.idle) < MIN_POINTS:
         return None
     scale = np.array([*_BASE_SCALE, *(TERMS[t][3] for t in terms)])
     low = np.array([*LOWER, *(TERMS[t][0] for t in terms)]) / scale
@@ -117,12 +122,14 @@ def leave_one_model_out(points: pd.DataFrame, inputs: pd.DataFrame, tpot_s: np.n
     disagg point)."""
     predicted = np.full(len(points), np.nan)
     position = pd.Series(np.arange(len(points)), index=points.index)
+    priced, arrays = cost_inputs(points), term_arrays(inputs)
     for (engine, model), test in points[points["mode"] == "agg"].groupby(["backend", "model"], sort=True):
         train = (points["backend"] == engine).to_numpy() & (points["model"] != model).to_numpy()
-        fitted = fit_terms(points[train], inputs[train], tpot_s[train], tokens, terms)
+        fitted = fit_terms(priced.take(train), {name: a[train] for name, a in arrays.items()}, tpot_s[train], tokens,
+                           terms)
         if fitted is not None:
             at = position.loc[test.index].to_numpy()
-            predicted[at] = step_with_terms(test, inputs.loc[test.index], *fitted) / tokens
+            predicted[at] = step_with_terms(priced.take(at), {name: a[at] for name, a in arrays.items()}, *fitted) / tokens
     return predicted
 
 
