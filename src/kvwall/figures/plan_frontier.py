@@ -23,16 +23,37 @@ ENGINE_LINES = {"sglang": ":", "trtllm": "--", "vllm": "-."}
 CALIBRATED_COLOR = "#2e8540"
 
 
+#: On log-log axes a frontier is drawn through points at least this far apart (in decades) along either axis: a
+#: fraction of a pixel at the figure's size, where a frontier holds thousands of points a few ulps apart.
+DRAWN_STEP_DECADES = 0.002
+
+
+def drawn(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The points of a curve worth drawing on log-log axes: its first and last, and between them each point at
+    least DRAWN_STEP_DECADES from the last one kept along either axis."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size <= 2:
+        return x, y
+    lx, ly = np.log10(x), np.log10(y)
+    kept, last = [0], 0
+    for i in range(1, x.size - 1):
+        if abs(lx[i] - lx[last]) >= DRAWN_STEP_DECADES or abs(ly[i] - ly[last]) >= DRAWN_STEP_DECADES:
+            kept.append(i)
+            last = i
+    kept.append(x.size - 1)
+    return x[kept], y[kept]
+
+
 def draw(panels: Sequence, catalog: Catalog) -> Figure:
     """``panels``: kvwall.plan.frontiers.FrontierPanel, each drawn on log-log axes."""
     fig = new_figure(2.9 * max(len(panels), 1) + 0.4, 3.8, "derived frontier, reported measurements")
     axes = fig.subplots(1, max(len(panels), 1), squeeze=False)[0]
     for ax, panel in zip(axes, panels):
-        ax.plot(panel.frontier_per_user, panel.frontier_per_gpu, "-", color=EVIDENCE_COLORS["derived"],
+        ax.plot(*drawn(panel.frontier_per_user, panel.frontier_per_gpu), "-", color=EVIDENCE_COLORS["derived"],
                 label="kvwall plan's frontier at datasheet rates (derived)")
         for engine, edge in panel.calibrated.items():
-            per_user = np.array([p.tokens_per_second_per_user for p in edge.points])
-            per_gpu = np.array([p.tokens_per_second_per_device for p in edge.points])
+            per_user, per_gpu = drawn([p.tokens_per_second_per_user for p in edge.points],
+                                      [p.tokens_per_second_per_device for p in edge.points])
             # measured = estimate x r, r within the band: both rates divide by r
             ax.fill(np.r_[per_user / edge.low, (per_user / edge.high)[::-1]],
                     np.r_[per_gpu / edge.low, (per_gpu / edge.high)[::-1]], color=CALIBRATED_COLOR, alpha=0.12,
