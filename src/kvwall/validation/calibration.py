@@ -75,9 +75,11 @@ def _first_token_fixed(points: pd.DataFrame, ttft: np.ndarray, constants: Engine
     if agg.sum() < MIN_POINTS:
         return 0.0, 0.0, int(agg.sum())
     chosen, measured = points.loc[agg], ttft[agg]
+    # the estimate is the fixed cost plus prefills that do not depend on it: priced once, the fit adds its value
+    prefill = first_token_estimate(chosen, EngineConstants(*constants.values()[:4], 0.0))
 
     def residuals(x):
-        return first_token_estimate(chosen, EngineConstants(*constants.values()[:4], x[0])) / measured - 1.0
+        return (x[0] + prefill) / measured - 1.0
 
     from scipy.optimize import least_squares  # here: the jobs that only price with fitted constants skip its import
 
