@@ -54,8 +54,8 @@ def test_kvwall_help_and_build_help_name_their_pages(capsys):
     assert main(["build", "--help"]) == 0  # printed by kvwall itself: every other argument is Snakemake's
     out = capsys.readouterr().out
     assert out.startswith("usage: kvwall build [SNAKEMAKE ARGUMENTS]\n")
-    assert out.endswith("the key, before Snakemake reads it. Every argument goes to Snakemake unchanged (`snakemake "
-                        "--help` lists them).\n\nDocumentation: docs/contributors.md\n")
+    assert out.endswith("With no argument but --cores N, a build that finds no file changed since the last such build "
+                        "succeeded says so and\nreturns without starting Snakemake.\n\nDocumentation: docs/contributors.md\n")
 
 
 def test_every_page_named_is_a_page_of_a_command(root):

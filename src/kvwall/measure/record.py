@@ -41,36 +41,38 @@ def to_json(record: dict) -> str:
     return json.dumps(record, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
-def write_record(record: dict, path: str | Path) -> Path:
-    """Validate ``record`` and write it to ``path``."""
-    validate(record, "measured_record", str(path))
+def _write(record: dict, path: str | Path, schema: str) -> Path:
+    validate(record, schema, str(path))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(to_json(record), encoding="utf-8", newline="\n")
     return path
+
+
+def _read(path: str | Path, schema: str) -> dict:
+    record = read_json(path)  # the hardened reader: regular files under its size limit, strict JSON
+    validate(record, schema, str(path))
+    return record
+
+
+def write_record(record: dict, path: str | Path) -> Path:
+    """Validate ``record`` and write it to ``path``."""
+    return _write(record, path, "measured_record")
 
 
 def write_profile(record: dict, path: str | Path) -> Path:
     """Validate a profile record (kvwall/inputs/schemas/profile_record.schema.yaml) and write it to ``path``."""
-    validate(record, "profile_record", str(path))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(to_json(record), encoding="utf-8", newline="\n")
-    return path
+    return _write(record, path, "profile_record")
 
 
 def read_profile(path: str | Path) -> dict:
     """One profile record, read by kvwall.inputs.reader and validated."""
-    record = read_json(path)
-    validate(record, "profile_record", str(path))
-    return record
+    return _read(path, "profile_record")
 
 
 def read_record(path: str | Path) -> dict:
     """One record, read by kvwall.inputs.reader and validated."""
-    record = read_json(path)  # the hardened reader: regular files under its size limit, strict JSON
-    validate(record, "measured_record", str(path))
-    return record
+    return _read(path, "measured_record")
 
 
 def read_records(paths: Iterable[str | Path]) -> list[tuple[str, dict]]:
