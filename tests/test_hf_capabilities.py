@@ -3,15 +3,14 @@ pinned to bytes per token (and parameters) computed by hand: an MLA model with a
 Mamba hybrid, sliding layers with their own heads and head sizes, Kimi Delta Attention beside MLA, a dense MLP beside
 the experts; and the bad inputs of those fields, each refused in one line naming the file and the key."""
 
-import json
 from pathlib import Path
 
 import pytest
+from hf_config_files import write
 
 from kvwall.cli.hf_config import with_hf_config
 from kvwall.inputs.hf_import import ImportRefused, read_config
 from kvwall.inputs.index_storage import ENGINE_INDEX_STORAGE, INDEX_STORAGE
-from kvwall.inputs.loader import load_catalog
 from kvwall.model.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
 from kvwall.model.params import weight_part_params
 from kvwall.model.roofline import active_params_per_token, experts_touched_fraction
@@ -53,17 +52,6 @@ INTERVAL = {**COMMON, "model_type": "qwen3_next", "num_hidden_layers": 8, "hidde
 ARCTIC = {**COMMON, "model_type": "arctic", "num_hidden_layers": 4, "hidden_size": 1024, "num_attention_heads": 8,
           "num_key_value_heads": 8, "intermediate_size": 2048, "num_local_experts": 16, "num_experts_per_tok": 2,
           "moe_layer_frequency": 1, "use_residual": True, "parallel_attn_mlp_res": True}
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog("config")
-
-
-def write(tmp_path, config, name="acme--model"):
-    path = tmp_path / f"{name}_config.json"
-    path.write_text(json.dumps(config))
-    return path
 
 
 def load(catalog, tmp_path, config):

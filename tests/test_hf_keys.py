@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hf_config_files import write
 
 from kvwall.cli.hf_config import with_hf_config
 from kvwall.cli.main import main
 from kvwall.inputs.hf_import import ImportRefused, read_config
 from kvwall.inputs.hf_keys import NOT_CACHE, READ, REFUSED, convention, refused_key, unknown_keys
-from kvwall.inputs.loader import load_catalog
 from kvwall.model.footprint import kv_bytes_per_token
 
 CORPUS = Path(__file__).parent / "fixtures" / "hf-configs"
@@ -21,17 +21,6 @@ LLAMA_LIKE = {"model_type": "acme_lm", "architectures": ["AcmeForCausalLM"], "hi
               "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "intermediate_size": 14336,
               "vocab_size": 128256, "max_position_embeddings": 131072, "rope_theta": 500000.0, "rms_norm_eps": 1e-5,
               "torch_dtype": "bfloat16", "tie_word_embeddings": False, "bos_token_id": 1, "eos_token_id": 2}
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog("config")
-
-
-def write(tmp_path, config, name="acme--lm"):
-    path = tmp_path / f"{name}_config.json"
-    path.write_text(json.dumps(config))
-    return path
 
 
 def corpus_keys():
