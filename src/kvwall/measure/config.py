@@ -10,7 +10,7 @@ from typing import Mapping
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.errors import SpecError
 from kvwall.inputs.loader import checked_base, read_yaml, validate
-from kvwall.inputs.specs import FullAttention, Model
+from kvwall.inputs.specs import Device, FullAttention, Model
 from kvwall.measure.profile_grid import ProfileGrid
 from kvwall.units import GiB
 
@@ -80,6 +80,14 @@ def _sweep(node: Mapping, file: str, key: str, model: Model, tile_tokens: int, b
     if len({b * c for b, c in sweep.points}) < 2 or len(sweep.points) < 3:
         raise SpecError(file, key, "a fit needs at least three (batch, context) points at two or more KV sizes")
     return sweep
+
+
+def named_device(catalog: Catalog, device_specs: Mapping[str, str], name: str) -> Device | None:
+    """The catalogue device whose name fragment (device_specs of the settings) appears in a GPU's ``name``."""
+    for fragment, device_id in device_specs.items():
+        if fragment.lower() in name.lower():
+            return catalog.devices[device_id]
+    return None
 
 
 def load_measure_config(path: str | Path, catalog: Catalog, mode: str = "full", model_id: str | None = None) -> MeasureConfig:

@@ -18,15 +18,16 @@ import numpy as np
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.specs import Model
+from kvwall.measure.config import named_device
 from kvwall.measure.fingerprint import fingerprint, load_average, worker_count
 from kvwall.measure.operations import decode_operations, not_covered
 from kvwall.measure.profile_grid import ProfileGrid
 from kvwall.measure.torch_decode import _torch, torch_device, torch_installed
-from kvwall.units import GB
+from kvwall.units import GB, MS, UNITS, US
 
 #: Version of the profile record's layout (kvwall/inputs/schemas/profile_record.schema.yaml).
 PROFILE_VERSION = 1
-TFLOP = 1e12
+TFLOP_PER_S = UNITS["TFLOP/s"][1]
 
 
 class ProfileRefused(Exception):
@@ -84,7 +85,7 @@ def _time_point(model: Model, batch: int, context: int, weight_format: str, grid
                          "context": op.context, "head_dim": op.head_dim, "weight_format": op.weight_format,
                          "count": op.count, "moved_bytes": op.moved_bytes, "flops": op.flops, "times_s": times,
                          "median_s": median, "gb_per_s": op.moved_bytes / median / GB,
-                         "tflop_per_s": op.flops / median / TFLOP})
+                         "tflop_per_s": op.flops / median / TFLOP_PER_S})
         layers = {op.name: op.count for op in ops}
 
         def step():
@@ -111,14 +112,9 @@ def _time_point(model: Model, batch: int, context: int, weight_format: str, grid
 
 def _spec(catalog: Catalog, device_specs: dict, device: str, name: str) -> dict | None:
     """The catalogue device the GPU's name names (config device_specs), with its datasheet rates."""
-    if device != "cuda":
-        return None
-    for fragment, device_id in device_specs.items():
-        if fragment.lower() in name.lower():
-            spec = catalog.devices[device_id]
-            return {"device": device_id, "hbm_bandwidth_gb_per_s": spec.hbm_bandwidth / GB,
-                    "dense_tflop_per_s": {fmt: rate / TFLOP for fmt, rate in spec.dense_flops.items()}}
-    return None
+    spec = named_device(catalog, device_specs, name) if device == "cuda" else None
+    return None if spec is None else {"device": spec.id, "hbm_bandwidth_gb_per_s": spec.hbm_bandwidth / GB,
+                                      "dense_tflop_per_s": {fmt: rate / TFLOP_PER_S for fmt, rate in spec.dense_flops.items()}}
 
 
 def flags_of(record: dict) -> list[str]:
@@ -183,12 +179,12 @@ def summary_lines(record: dict) -> list[str]:
     within = record["grid"]["step_within"]
     for point in record["points"]:
         lines.append(f"batch {point['batch']}, context {point['context']:,}, {point['weight_format']}: step "
-                     f"{point['step']['median_s'] * 1e3:.3f} ms, sum of its operations {point['sum_of_operations_s'] * 1e3:.3f} ms "
+                     f"{point['step']['median_s'] / MS:.3f} ms, sum of its operations {point['sum_of_operations_s'] / MS:.3f} ms "
                      f"({point['step_over_sum']:.2f}x; {'MET ' if abs(point['step_over_sum'] - 1) <= within else 'MISS'} "
                      f"within {within:.0%})")
         for row in point["operations"]:
             share = "" if spec is None else f" = {row['gb_per_s'] / spec['hbm_bandwidth_gb_per_s']:.0%} of the datasheet"
-            lines.append(f"  {row['name']:16s} x{row['count']:<3d} {row['median_s'] * 1e6:10.1f} us  "
+            lines.append(f"  {row['name']:16s} x{row['count']:<3d} {row['median_s'] / US:10.1f} us  "
                          f"{row['gb_per_s']:8.1f} GB/s{share}  {row['tflop_per_s']:8.2f} TFLOP/s")
     lines.extend(f"INVALID: {flag}" for flag in record["flags"])
     lines.append("valid profile" if record["valid"] else "INVALID profile: see the reasons above")

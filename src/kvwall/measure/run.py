@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from kvwall.inputs.catalog import Catalog
 from kvwall.measure.analysis import ceiling_summary, copy_summary, kernel_summary, ordering_check, point_summary
-from kvwall.measure.config import MeasureConfig, Sweep
+from kvwall.measure.config import MeasureConfig, Sweep, named_device
 from kvwall.measure.fingerprint import cpu_steal_seconds, fingerprint, load_average, worker_count
 from kvwall.measure.compute_ceiling import TILES_PER_WORKER
 from kvwall.measure.kernels import DeviceBench, Step, kernels_by_device
@@ -58,12 +58,8 @@ def timed(step: Step) -> float:
 
 def _spec(config: MeasureConfig, catalog: Catalog, device: str, name: str) -> dict | None:
     """The catalogue device whose name fragment (config device_specs) appears in the GPU's name."""
-    if device != "cuda":
-        return None
-    for fragment, device_id in config.device_specs.items():
-        if fragment.lower() in name.lower():
-            return {"device": device_id, "hbm_bandwidth_gb_per_s": catalog.devices[device_id].hbm_bandwidth / GB}
-    return None
+    spec = named_device(catalog, config.device_specs, name) if device == "cuda" else None
+    return None if spec is None else {"device": spec.id, "hbm_bandwidth_gb_per_s": spec.hbm_bandwidth / GB}
 
 
 def _time_device(config: MeasureConfig, sweep: Sweep, bench: DeviceBench, progress: tqdm,

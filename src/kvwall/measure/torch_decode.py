@@ -78,12 +78,22 @@ class TorchSdpa:
         torch = _torch()
         return cls(*(torch.from_numpy(array).to(device) for array in (queries, k, v)), device)
 
-    def __call__(self):
+    #: Keyword arguments of every attention call (the packed form needs none).
+    attention_options: dict = {}
+
+    def layer_outputs(self) -> list:
+        """Every layer's attention, launched without a synchronisation (a CUDA graph capture forbids one)."""
         attention = _torch().nn.functional.scaled_dot_product_attention
+        return [attention(self.q[layer], self.k[layer], self.v[layer], **self.attention_options)
+                for layer in range(self.k.shape[0])]
+
+    def __call__(self):
+        """The step's output [layer, sequence, kv_head, group, dim], once the device has finished."""
         with _torch().inference_mode():
-            out = [attention(self.q[layer], self.k[layer], self.v[layer]) for layer in range(self.k.shape[0])]
+            out = self.layer_outputs()
         synchronize(self.device)
-        return _torch().stack(out)
+        stacked = _torch().stack(out)
+        return stacked.reshape(*stacked.shape[:2], self.k.shape[2], -1, stacked.shape[-1])
 
     def close(self) -> None:
         self.q = self.k = self.v = None
@@ -103,21 +113,7 @@ class TorchSdpaGqa(TorchSdpa):
         layers, batch, kv_heads, group, dim = queries.shape
         super().__init__(queries.reshape(layers, batch, kv_heads * group, 1, dim), k, v, device)
 
-    def __call__(self):
-        attention = _torch().nn.functional.scaled_dot_product_attention
-        with _torch().inference_mode():
-            out = [attention(self.q[layer], self.k[layer], self.v[layer], enable_gqa=True) for layer in range(self.k.shape[0])]
-        synchronize(self.device)
-        stacked = _torch().stack(out)
-        return stacked.reshape(*stacked.shape[:2], self.k.shape[2], -1, stacked.shape[-1])
-
-
-def step_calls(step: TorchSdpa) -> None:
-    """The attention calls of every layer of ``step``, without the synchronisation a graph capture forbids."""
-    attention = _torch().nn.functional.scaled_dot_product_attention
-    gqa = isinstance(step, TorchSdpaGqa)
-    for layer in range(step.k.shape[0]):
-        attention(step.q[layer], step.k[layer], step.v[layer], **({"enable_gqa": True} if gqa else {}))
+    attention_options = {"enable_gqa": True}
 
 
 class SdpaBuilder:

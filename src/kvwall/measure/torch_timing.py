@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from kvwall.measure.torch_decode import _torch, step_calls, synchronize
+from kvwall.measure.torch_decode import _torch, synchronize
 
 #: How a run on CUDA is timed, and how one on the CPU is.
 GRAPH_EVENTS = "one CUDA graph, timed by CUDA events around its replay"
@@ -70,7 +70,7 @@ class GraphReplay:
 
     def __init__(self, step):
         self.step = step
-        self.timer = Timer(lambda: step_calls(step), "cuda")
+        self.timer = Timer(step.layer_outputs, "cuda")
 
     def __call__(self) -> None:
         self.timer.replay()
