@@ -15,6 +15,7 @@ FLOORS = {
     "kvwall.formats": 0,
     "kvwall.sources": 0,
     "kvwall.numerics": 0,
+    "kvwall.job": 0,
     "kvwall.inputs": 1,
     "kvwall.model": 2,
     "kvwall.tier": 3,

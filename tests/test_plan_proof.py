@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kvwall.plan.proof import (DRAWS, ESTIMATES, NEW_MODEL, PLANNED, SECOND, agreement_intervals, layout_name, rank_correlation,
+from kvwall.plan.proof import (DRAWS, _doubled_ranks, ESTIMATES, NEW_MODEL, PLANNED, SECOND, agreement_intervals, layout_name, rank_correlation,
                                rankings, second_measurement, summary)
 from docs_pages import page, words
 
@@ -83,6 +83,17 @@ def test_the_rank_correlation_of_many_rankings_at_once_is_each_ones():
     assert rho[0] == rank_correlation(first[0], second[0]) == pytest.approx(0.8)
     assert rho[1] == pytest.approx(np.corrcoef([1.5, 1.5, 3.5, 3.5], [1, 2, 3, 4])[0, 1])
     assert np.isnan(rho[2])  # all ties: undefined
+
+
+def test_the_doubled_ranks_are_scipys_mean_ranks_twice():
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(7)
+    for shape in [(1,), (6,), (40, 5), (3, 2, 9)]:
+        for values in (rng.normal(size=shape), rng.integers(0, 3, size=shape).astype(float)):  # distinct; many ties
+            expected = np.rint(2.0 * rankdata(values, method="average", axis=-1)).astype(np.int64)
+            assert np.array_equal(_doubled_ranks(values), expected)
+    assert list(_doubled_ranks(np.array([2.0, 1.0, 2.0, 7.0]))) == [5, 2, 5, 8]  # the tie of places 2 and 3 at 2.5
 
 
 def test_a_second_measurement_that_measures_the_same_agrees_everywhere():

@@ -150,8 +150,15 @@ def markdown_escape(text: str) -> str:
     return _HTML_OPENINGS.sub(lambda m: "&lt;" if m.group() == "<" else "&amp;", text)
 
 
-def to_markdown(table: Table, mark_classes: bool = False) -> str:
-    """Markdown table formatted as the paper prints it, under a heading, caption and evidence line."""
+def printed_cells(table: Table) -> list[list[str]]:
+    """Each row's printed cells (Column.format), in the order of the printed columns: what Markdown and LaTeX show."""
+    shown = [c for c in table.columns if c.printed]
+    return [[c.format(row) for c in shown] for row in table.rows]
+
+
+def to_markdown(table: Table, mark_classes: bool = False, cells: list[list[str]] | None = None) -> str:
+    """Markdown table formatted as the paper prints it, under a heading, caption and evidence line; ``cells``: its
+    printed_cells, where already worked out."""
     lines = [f"# {table.title}", "", table.caption, ""]
     if mark_classes:
         classes = sorted({c.evidence for c in table.columns if c.evidence})
@@ -163,9 +170,8 @@ def to_markdown(table: Table, mark_classes: bool = False) -> str:
     shown = [c for c in table.columns if c.printed]
     lines.append("| " + " | ".join(markdown_escape(_header(c, mark_classes)) for c in shown) + " |")
     lines.append("|" + "|".join("---" if c.evidence is None else "---:" for c in shown) + "|")
-    for row in table.rows:
-        cells = [markdown_escape(c.format(row)) for c in shown]
-        lines.append("| " + " | ".join(cells) + " |")
+    for row in printed_cells(table) if cells is None else cells:
+        lines.append("| " + " | ".join(map(markdown_escape, row)) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -189,12 +195,16 @@ _LATEX_ESCAPES = {
 }
 
 
+_LATEX_TRANSLATION = str.maketrans(_LATEX_ESCAPES)
+
+
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+    return text.translate(_LATEX_TRANSLATION)
 
 
-def to_latex(table: Table, mark_classes: bool = False) -> str:
-    """A booktabs table: caption, label tab:<id>, right-aligned value columns."""
+def to_latex(table: Table, mark_classes: bool = False, cells: list[list[str]] | None = None) -> str:
+    """A booktabs table: caption, label tab:<id>, right-aligned value columns; ``cells``: its printed_cells, where
+    already worked out."""
     shown = [c for c in table.columns if c.printed]
     spec = "".join("l" if c.evidence is None else "r" for c in shown)
     lines = [
@@ -207,9 +217,8 @@ def to_latex(table: Table, mark_classes: bool = False) -> str:
         " & ".join(latex_escape(_header(c, mark_classes)) for c in shown) + r" \\",
         r"\midrule",
     ]
-    for row in table.rows:
-        cells = [latex_escape(c.format(row)) for c in shown]
-        lines.append(" & ".join(cells) + r" \\")
+    for row in printed_cells(table) if cells is None else cells:
+        lines.append(" & ".join(map(latex_escape, row)) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
@@ -242,7 +251,9 @@ def write_table(table: Table, outputs: Sequence[str | Path], folder_class: str) 
     table.check_key()
     if not mark_classes and table.evidence != folder_class:
         raise ValueError(f"table {table.id!r} holds {table.evidence} values and cannot be written under tables/{folder_class}/")
-    writers = {".csv": lambda t: to_csv(t), ".md": lambda t: to_markdown(t, mark_classes), ".tex": lambda t: to_latex(t, mark_classes)}
+    cells = printed_cells(table)
+    writers = {".csv": lambda t: to_csv(t), ".md": lambda t: to_markdown(t, mark_classes, cells),
+               ".tex": lambda t: to_latex(t, mark_classes, cells)}
     for output in outputs:
         path = Path(output)
         write_text(path, writers[path.suffix](table))

@@ -116,7 +116,9 @@ class SourceTree:
         except (KeyError, TypeError, ValueError):
             pass
         tree = _syntax_tree(path)
-        facts = tuple(_imported_names(tree)), tuple(_data_folders_named(tree))
+        # a data folder is named through an attribute called files: code without the word names none
+        opens = _data_folders_named(tree) if "files" in path.read_text(encoding="utf-8") else []
+        facts = tuple(_imported_names(tree)), tuple(opens)
         self._known[path.as_posix()] = {"stamp": stamp, "imports": list(facts[0]), "data": [list(f) for f in facts[1]]}
         self._learned = True
         return facts

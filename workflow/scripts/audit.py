@@ -9,6 +9,7 @@ import sys
 from kvwall.audit import AuditedTable, audit, audit_table, read_artifact
 from kvwall.inputs.loader import read_yaml, validate
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 from kvwall.render import write_table
 from kvwall.tables import builder
 
@@ -23,3 +24,4 @@ def load(artifact: str) -> AuditedTable:
 
 
 write_table(audit_table(audit(printed, load)), outputs, folder_class="audit")
+finish()

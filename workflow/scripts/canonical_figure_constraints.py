@@ -11,8 +11,10 @@ from kvwall.canonical.document import numbers_by_id
 from kvwall.figures.style import save
 from kvwall.figures.tier.four_constraints import draw
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 from kvwall.tier.inputs import load_tiers
 
 *outputs, view_path, numbers_path, tiers_path = sys.argv[1:]
 numbers = numbers_by_id(json.loads(Path(numbers_path).read_text(encoding="utf-8")))
 save(draw(numbers, load_tiers(tiers_path, load_view(view_path).catalog)), outputs)
+finish()

@@ -12,6 +12,7 @@ from kvwall.canonical.build import build_document, load_inputs, table_paths
 from kvwall.canonical.document import render_markdown, to_json
 from kvwall.canonical.latex import render_latex
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 from kvwall.render import write_text
 
 markdown, json_path, latex, view_path, tiers, *measured = sys.argv[1:]
@@ -19,3 +20,4 @@ document = build_document(load_inputs(load_view(view_path), tiers, table_paths()
 write_text(Path(markdown), render_markdown(document))
 write_text(Path(json_path), to_json(document))
 write_text(Path(latex), render_latex(document))
+finish()

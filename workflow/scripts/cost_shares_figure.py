@@ -10,6 +10,8 @@ import pandas as pd
 from kvwall.figures.serving.cost_shares import draw
 from kvwall.figures.style import save
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 
 *outputs, view_path, shares = sys.argv[1:]
 save(draw(pd.read_csv(shares), load_view(view_path).catalog), outputs)
+finish()

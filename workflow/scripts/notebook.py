@@ -12,6 +12,7 @@ import sys
 import kvwall.inputs.schema_library  # noqa: F401  (first, before papermill and nbstripout import jsonschema)
 import nbstripout
 from papermill.cli import papermill
+from kvwall.job import finish
 
 executed, notebook, volatile, *options = sys.argv[1:]
 # The executed notebook is written once, when every cell has run (or one failed), not again before and after each cell.
@@ -19,3 +20,4 @@ papermill.main(args=[notebook, executed, *options, "--no-progress-bar", "--no-re
                prog_name="papermill", standalone_mode=False)
 sys.argv = ["nbstripout", "--keep-output", "--keep-count", "--extra-keys", volatile, executed]
 nbstripout.main()
+finish()

@@ -11,6 +11,7 @@ import sys
 from kvwall.figures.plan_frontier import draw
 from kvwall.figures.style import save
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 from kvwall.plan.calibrated import read_plan_calibration
 from kvwall.plan.frontiers import LENGTHS, frontier_panels
 from kvwall.render import write_table
@@ -24,3 +25,4 @@ fits = {engine: read_plan_calibration(catalog, engine) for engine in sorted(resu
 panels = frontier_panels(result.understood.assign(tpot_ms=rows["silicon_tpot_ms"]), catalog, vmap, fits)
 write_table(plan_frontier(panels, catalog, LENGTHS), tables, folder_class="derived")
 save(draw(panels, catalog), figures)
+finish()

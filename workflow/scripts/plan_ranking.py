@@ -9,6 +9,7 @@ import sys
 
 import pandas as pd
 
+from kvwall.job import finish
 from kvwall.plan.proof import (DRAWS, ESTIMATES, RESAMPLES, agreement_intervals, held_out_tpot, rankings, second_measurement,
                                summary)
 from kvwall.render import write_table
@@ -27,3 +28,4 @@ remeasured = second_measurement(points, repeat_ratios(result.understood, rows), 
 scores = pd.concat([summary(ranked, ESTIMATES), remeasured.summary], ignore_index=True)
 scores = scores.merge(agreement_intervals(ranked, remeasured.agreement), on=["estimate", "limit"], how="left")
 write_table(ranking_summary(scores, DRAWS, RESAMPLES), outputs[3:], folder_class="derived")
+finish()

@@ -10,6 +10,8 @@ import pandas as pd
 
 from kvwall.figures.plan_ranking import draw
 from kvwall.figures.style import save
+from kvwall.job import finish
 
 *outputs, ranking, summary = sys.argv[1:]
 save(draw(pd.read_csv(ranking), pd.read_csv(summary)), outputs)
+finish()

@@ -6,6 +6,7 @@ Arguments: the table's CSV, Markdown and LaTeX paths and the view (kvwall.inputs
 import sys
 
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 from kvwall.plan.workload_frontiers import MIN_DEVICES, WORKLOADS, workload_frontiers
 from kvwall.render import write_table
 from kvwall.tables.plan_workloads import plan_workloads
@@ -14,3 +15,4 @@ from kvwall.tables.plan_workloads import plan_workloads
 catalog = load_view(view_path).catalog
 write_table(plan_workloads(workload_frontiers(catalog, catalog.devices), catalog, WORKLOADS, MIN_DEVICES), tables,
             folder_class="derived")
+finish()

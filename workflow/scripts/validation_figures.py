@@ -11,6 +11,7 @@ from pathlib import Path
 from kvwall.figures.serving import SERVING_FIGURES
 from kvwall.figures.style import save
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 from kvwall.validation.run import load_validation
 
 *outputs, view_path, validated = sys.argv[1:]
@@ -20,3 +21,4 @@ for start in range(0, len(outputs), 3):
     paths = outputs[start:start + 3]
     module = SERVING_FIGURES[Path(paths[0]).stem]
     save(import_module(f"kvwall.figures.serving.{module}").draw(result, rows, catalog), paths)
+finish()

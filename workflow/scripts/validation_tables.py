@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 from kvwall.render import write_table
 from kvwall.tables import validation as tables
 from kvwall.validation.claim_costs import claim_cost_summary, claim_costs
@@ -52,3 +53,4 @@ for start in range(0, len(outputs), 3):
     paths = outputs[start:start + 3]
     artifact = Path(paths[0]).relative_to("tables").with_suffix("").as_posix()
     write_table(built[artifact], paths, folder_class=artifact.split("/")[0])
+finish()

@@ -8,6 +8,7 @@ validation job saved (kvwall.validation.run).
 import sys
 
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 from kvwall.render import write_table
 from kvwall.tables import validation as tables
 from kvwall.units import MS
@@ -22,3 +23,4 @@ terms, models = transfer(understood, rows.loc[understood.index, "silicon_tpot_ms
                          catalog.models, vmap.tokens_per_step)
 write_table(tables.transfer(terms), outputs[:3], folder_class="derived")
 write_table(tables.transfer_models(models), outputs[3:], folder_class="derived")
+finish()

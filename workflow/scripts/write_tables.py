@@ -8,6 +8,7 @@ then the N artifacts (each its path under tables/ without suffix).
 import sys
 
 from kvwall.inputs.views import load_view
+from kvwall.job import finish
 from kvwall.render import write_table
 from kvwall.tables import builder
 
@@ -20,3 +21,4 @@ view = load_view(view_path)
 for index, artifact in enumerate(artifacts):
     table = builder(artifact)(view.catalog, view.selections)
     write_table(table, outputs[3 * index:3 * index + 3], folder_class=artifact.split("/")[0])
+finish()

@@ -165,6 +165,40 @@ def validate(document: Any, schema_name: str, file: str | Path) -> None:
     raise SpecError(file, key_path(path), reason)
 
 
+#: The keywords a row schema may hold for validate_rows to check each column's distinct values once: none of them
+#: relates one field of a row to another.
+_PER_FIELD_KEYWORDS = {"type", "required", "properties"}
+
+
+def validate_rows(rows: list[dict], schema_name: str, file: str | Path) -> None:
+    """validate() for a list of rows of one table (a CSV's), checked column by column: where the schema's ``items``
+    relates no field to another (_PER_FIELD_KEYWORDS), a table is valid exactly when every distinct set of keys meets
+    ``required`` and every distinct value of a column meets that column's schema, so each is checked once; anything
+    refused is validated again whole, so that the error named is validate()'s."""
+    whole = schema(schema_name)
+    items = whole.get("items", {})
+    if set(items) - _PER_FIELD_KEYWORDS or set(whole) - {"$schema", "$id", "$defs", "type", "minItems", "items"}:
+        validate(rows, schema_name, file)
+        return
+    validator = _Validator(whole, registry=_registry())
+    column_schemas = {name: validator.evolve(schema=sub) for name, sub in items.get("properties", {}).items()}
+    row_shape = validator.evolve(schema={key: items[key] for key in ("type", "required") if key in items})
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        validate(rows, schema_name, file)
+        return
+    distinct: dict[str, dict] = {}
+    for row in rows:
+        for name, value in row.items():
+            distinct.setdefault(name, {}).setdefault((type(value), value), value)
+    values = [(name, value) for name, seen in distinct.items() for value in seen.values()]
+    sound = (len(rows) >= whole.get("minItems", 0)
+             and not any(isinstance(value, float) and not math.isfinite(value) for _, value in values)
+             and all(row_shape.is_valid(dict.fromkeys(shape)) for shape in {tuple(row) for row in rows})
+             and all(column_schemas[name].is_valid(value) for name, value in values if name in column_schemas))
+    if not sound:
+        validate(rows, schema_name, file)
+
+
 def checked_base(value: float, unit: str, dimension: str | None, file: str | Path, key: str) -> float:
     """``value`` in ``unit`` converted to its base unit, refused unless finite, at most LARGEST for its dimension
     and, for counts and tokens, whole."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from kvwall.inputs.errors import SpecError
-from kvwall.inputs.loader import schema, validate
+from kvwall.inputs.loader import schema, validate_rows
 from kvwall.inputs.stamps import mark_passed, passed, stamp_name
 
 #: The reported serving measurements of the repository (data/reported/README.md).
@@ -102,7 +102,7 @@ def read_serving_measurements(path: str | Path, stamp_dir: str | Path | None = N
 
 def _validate(rows: list[dict], path: Path) -> None:
     try:
-        validate(rows, "serving_measurements", path)
+        validate_rows(rows, "serving_measurements", path)
     except SpecError as error:
         where = re.match(r"\[(\d+)\]\.?(.*)", error.key)
         if where is None:

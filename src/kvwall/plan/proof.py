@@ -81,10 +81,19 @@ def held_out_tpot(points: pd.DataFrame, rows: pd.DataFrame, tokens: float, pseud
 
 
 def _doubled_ranks(values: np.ndarray) -> np.ndarray:
-    """Twice each value's rank along the last axis, ties at their mean rank: integers."""
-    from scipy.stats import rankdata  # here: the jobs that import the proof's names without ranking skip scipy
-
-    return np.rint(2.0 * rankdata(values, method="average", axis=-1)).astype(np.int64)
+    """Twice each value's rank (1 for the smallest) along the last axis, ties at their mean rank: integers, the first
+    and the last place a tie takes added and 2 more. ``values`` hold no NaN."""
+    order = np.argsort(values, axis=-1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=-1)
+    n = values.shape[-1]
+    place = np.broadcast_to(np.arange(n), ordered.shape)
+    starts = np.concatenate([np.ones(ordered.shape[:-1] + (1,), bool), ordered[..., 1:] != ordered[..., :-1]], axis=-1)
+    ends = np.concatenate([ordered[..., 1:] != ordered[..., :-1], np.ones(ordered.shape[:-1] + (1,), bool)], axis=-1)
+    first = np.maximum.accumulate(np.where(starts, place, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, place, n), axis=-1), axis=-1), axis=-1)
+    doubled = np.empty(values.shape, dtype=np.int64)
+    np.put_along_axis(doubled, order, (first + last + 2).astype(np.int64), axis=-1)
+    return doubled
 
 
 def rank_correlation(first, second) -> np.ndarray | float:

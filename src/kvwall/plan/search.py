@@ -14,6 +14,7 @@ both rates.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -65,11 +66,11 @@ class LayoutCurve:
     tpot: np.ndarray
     ttft: np.ndarray
 
-    @property
+    @cached_property
     def tokens_per_second_per_device(self) -> np.ndarray:
         return self.batches / (self.tpot * self.deployment.devices)
 
-    @property
+    @cached_property
     def tokens_per_second_per_user(self) -> np.ndarray:
         return 1.0 / self.tpot
 

@@ -85,18 +85,23 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
         points[name] = np.nan
     points["regime"] = None
     keys = ["model", "device", "weight_format", "devices", "tp", "pp", "dp", "moe_ep"]
+    columns = {name: points[name].to_numpy(copy=True) for name in (*derived, "regime", "reason")}
     for key, group in points[points["reason"].isna()].groupby(keys, sort=False):
         model_id, device_id, weight_format, devices, tp, pp, dp, ep = key
         model, device = catalog.models[model_id], catalog.devices[device_id]
         # Under attention DP the routed experts span every GPU of the engine whatever their MoE-TP x EP split (the same
         # expert weights per GPU); kvwall.inputs.deployment models that as EP over all of them.
         experts = int(tp) * int(dp) if model.moe is not None and dp > 1 else int(ep)
+        at = points.index.get_indexer(group.index)
         try:
             deployment = checked_deployment(model, Deployment(int(devices), int(tp), int(pp), experts, int(dp), weight_format, vmap.kv_format))
         except DeploymentError as error:
-            points.loc[group.index, "reason"] = f"a layout that does not divide: {error.reason}"
+            columns["reason"][at] = f"a layout that does not divide: {error.reason}"
             continue
-        derive(points, group.index, model, device, deployment, vmap, serving)
+        for name, values in derived_columns(group, model, device, deployment, vmap, serving).items():
+            columns.setdefault(name, np.full(len(points), np.nan))[at] = values
+    for name, values in columns.items():
+        points[name] = values
     points.loc[points["reason"].notna(), list(derived)] = np.nan
     points.loc[points["reason"].notna(), "regime"] = None
     tpot, ttft = rows["silicon_tpot_ms"], rows["silicon_ttft_ms"]
@@ -105,18 +110,17 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     return points
 
 
-def derive(points: pd.DataFrame, index: pd.Index, model, device, deployment: Deployment, vmap: ValidationMap,
-           serving: ServingInputs) -> None:
-    """Fill the derived columns of the rows ``index``, which share one model, device and deployment; each row holds
-    its backend, mode, isl, osl, in_flight (the requests in flight on the engine) and decode_context."""
-    group = points.loc[index]
+def derived_columns(group: pd.DataFrame, model, device, deployment: Deployment, vmap: ValidationMap,
+                    serving: ServingInputs) -> dict[str, np.ndarray]:
+    """The derived columns of the rows of ``group``, which share one model, device and deployment; each row holds its
+    backend, mode, isl, osl, in_flight (the requests in flight on the engine) and decode_context. A row whose
+    sequence does not fit beside the weights gets its reason."""
     context = group["decode_context"].to_numpy(dtype=float)
     # The rows do not record the engines' memory settings; the default engine's rule (TensorRT-LLM's, the most
     # generous of the three) keeps every row that ran.
     fitting = sequences_that_fit(model, deployment, context, device.hbm_capacity, serving.memory())
-    if not np.all(fitting >= 1):
-        points.loc[index[fitting < 1], "reason"] = "the weights leave no room for one sequence's KV on this layout"
-    batch = running_batch(group["in_flight"].to_numpy(dtype=float), np.maximum(fitting, 1.0))
+    in_flight = group["in_flight"].to_numpy(dtype=float)
+    batch = running_batch(in_flight, np.maximum(fitting, 1.0))
     precision = vmap.compute_precision[deployment.weight_format]
     peak = _peak(device, precision)
     inputs = decode_inputs(model, deployment, context, batch, group["isl"].to_numpy(dtype=float), device.hbm_bandwidth,
@@ -125,21 +129,31 @@ def derive(points: pd.DataFrame, index: pd.Index, model, device, deployment: Dep
     step, prefill = inputs.step, inputs.prefill_seconds
     tokens = vmap.tokens_per_step
     weights_once = resident_weight_bytes_per_device(model, deployment) / device.hbm_bandwidth
-    points.loc[index, "fitting"] = fitting
-    points.loc[index, "running_batch"] = batch
-    points.loc[index, "kv_read_per_device"] = step.kv_bytes
-    points.loc[index, "weight_read_per_device"] = step.weight_bytes
-    points.loc[index, "hbm_bandwidth"] = device.hbm_bandwidth
-    points.loc[index, "tpot_bound_ms"] = step.bound / tokens / MS
-    points.loc[index, "tpot_estimate_ms"] = step.estimate / tokens / MS
-    points.loc[index, "collectives_ms"] = step.collectives_time / MS
-    points.loc[index, "ttft_bound_ms"] = np.maximum(prefill, weights_once) / MS
-    for name, values in inputs.costs.items():
-        points.loc[index, name] = values
+    rows = len(group)
+    columns = {
+        "fitting": fitting, "running_batch": batch, "kv_read_per_device": step.kv_bytes,
+        "weight_read_per_device": step.weight_bytes, "hbm_bandwidth": device.hbm_bandwidth,
+        "tpot_bound_ms": step.bound / tokens / MS, "tpot_estimate_ms": step.estimate / tokens / MS,
+        "collectives_ms": step.collectives_time / MS, "ttft_bound_ms": np.maximum(prefill, weights_once) / MS,
+        **inputs.costs}
     stored = group["backend"].map(lambda e: vmap.stored_kv_formats.get(e, {}).get(deployment.weight_format, vmap.stored_kv_default))
-    points.loc[index, "stored_kv_ratio"] = stored.map(dtype_bytes).to_numpy(dtype=float) / dtype_bytes(deployment.kv_format)
-    points.loc[index, "regime"] = np.select(
-        [batch < group["in_flight"].to_numpy(dtype=float), step.compute_bound, step.kv_bytes >= step.weight_bytes],
+    columns["stored_kv_ratio"] = stored.map(dtype_bytes).to_numpy(dtype=float) / dtype_bytes(deployment.kv_format)
+    columns["regime"] = np.select(
+        [batch < in_flight, step.compute_bound, step.kv_bytes >= step.weight_bytes],
         [CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND],
         WEIGHT_BOUND,
     )
+    columns = {name: np.broadcast_to(values, (rows,)) for name, values in columns.items()}
+    if not np.all(fitting >= 1):
+        reason = group["reason"].to_numpy(dtype=object, copy=True)
+        reason[np.broadcast_to(fitting < 1, (rows,))] = "the weights leave no room for one sequence's KV on this layout"
+        columns["reason"] = reason
+    return columns
+
+
+def derive(points: pd.DataFrame, index: pd.Index, model, device, deployment: Deployment, vmap: ValidationMap,
+           serving: ServingInputs) -> None:
+    """Fill the derived columns (derived_columns) of the rows ``index`` of ``points``, which share one model, device
+    and deployment."""
+    for name, values in derived_columns(points.loc[index], model, device, deployment, vmap, serving).items():
+        points.loc[index, name] = values
