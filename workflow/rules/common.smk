@@ -1,10 +1,14 @@
 # Load, validate and cross-check every input before any job runs (kvwall.cli.front_door, the loaders the jobs use):
 # bad input stops here, with file, key and reason, and nothing under tables/ or figures/ is touched.
+import atexit
 import fcntl
 import glob
 import os
 import shutil
+import subprocess
 import sys
+
+import kvwall
 
 from kvwall.cli.front_door import (
     check_below_bound,
@@ -32,6 +36,19 @@ os.environ["PATH"] = os.pathsep.join(
 )
 # Every job computes on numpy's baseline kernels and glibc's generic libm, whatever the CPU (kvwall.numerics).
 os.environ.update(pinned_environment(os.environ))
+
+# Jobs import kvwall from its source tree (an editable install, which uv's compile-bytecode does not reach), and where
+# PYTHONDONTWRITEBYTECODE is set no job keeps what it compiles: each would compile every kvwall module it imports again.
+# The build compiles them once (kept in their __pycache__ folders, which git ignores) in a process of its own, beside
+# Snakemake's start (the input checks, the DAG), and its first job waits for it (onstart). Best effort: where the tree
+# cannot be written, the jobs compile as before.
+if workflow.is_main_process:
+    KVWALL_BYTECODE = subprocess.Popen(
+        [sys.executable, "-m", "compileall", "-q", os.path.dirname(kvwall.__file__)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    atexit.register(KVWALL_BYTECODE.wait)
 
 PRINTED_NUMBERS = "config/paper/printed.yaml"
 # Stamps of input files whose bytes already passed a slow check (kvwall.inputs.serving).
@@ -124,6 +141,7 @@ def drop_default_job_rate_limit(scheduler):
 
 
 onstart:
+    KVWALL_BYTECODE.wait()
     drop_default_job_rate_limit(workflow.scheduler)
     # The temporary file of a write that a kill interrupted (kvwall.render.replace_atomically) is never an artifact.
     for folder in {os.path.dirname(path) for path in rules.all.input}:
