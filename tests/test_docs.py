@@ -89,6 +89,8 @@ def test_the_validation_pages_transfer_numbers_are_the_built_tables():
     assert (f"A cost per layer and per sequence takes the median error from {today:.1%} to "
             f"{transfer['a cost per layer and per sequence']:.1%}") in prose
     assert f"latent attention's makes it worse ({latent_own:.1%})" in prose
+    parallelism = transfer["attention's parallelism"]
+    assert f"makes it worse too ({parallelism:.1%})" in prose
     assert (f"the latent models run {others.min():.2f}-{others.max():.2f}x slower than the constants price them except "
             f"DeepSeek-R1 ({latent['deepseek-r1']:.2f}x)") in prose
     assert transfer["fp4 weights' efficiency"] > transfer["a cost per layer and per sequence"] < today

@@ -21,7 +21,7 @@ def _points(**columns) -> pd.DataFrame:
     rows = len(next(iter(columns.values())))
     points = pd.DataFrame({name: np.zeros(rows) for name in dict.fromkeys((*COST_INPUTS, "stored_kv_ratio"))})
     points = points.assign(mode="agg", osl=1000.0, hbm_bandwidth=4.8e12, peak_flops=1e15, pipeline_idle=1.0,
-                           expert_ranks=1.0, stored_kv_ratio=1.0, pp=1.0, dp=1.0, weight_format="fp8")
+                           expert_ranks=1.0, stored_kv_ratio=1.0, tp=1.0, pp=1.0, dp=1.0, weight_format="fp8")
     return points.assign(**columns)
 
 
@@ -34,7 +34,9 @@ def test_each_candidate_cost_by_hand_on_a_dense_row_and_an_moe_ep_row(catalog):
                      weight_read_per_device=[16e9, 4.8e9], kv_read_per_device=[8e9, 2.4e9], expert_ranks=[1.0, 8.0])
     inputs = term_inputs(points, catalog.models)
     assert list(inputs["layers_per_stage"]) == [80.0, 30.5] and list(inputs["sequences_per_rank"]) == [64.0, 32.0]
-    values = {"layer": 20e-6, "sequence": 10e-6, "latent": 0.5, "fp4": 0.25, "moe": 0.1}
+    # attention's blocks: 64 sequences x Llama's 8 KV heads on its one GPU; 32 sequences x 1 for the latent cache
+    assert list(inputs["attention_blocks"]) == [512.0, 32.0]
+    values = {"layer": 20e-6, "sequence": 10e-6, "latent": 0.5, "fp4": 0.25, "moe": 0.1, "attention": 64.0}
     arrays = term_arrays(inputs)
     costs = term_costs(decode_costs(points, CONSTANTS), points["pipeline_idle"].to_numpy(), arrays, values)
     # weights 16e9 / (0.8 x 4.8e12) = 4.1667 ms, KV 2.0833 ms; the MoE row's each twice over (idle 2): 2.5 ms, 1.25 ms
@@ -44,10 +46,11 @@ def test_each_candidate_cost_by_hand_on_a_dense_row_and_an_moe_ep_row(catalog):
     assert costs["latent"] == pytest.approx([0.0, 0.5 * moe_kv])  # a GQA cache gets none
     assert costs["fp4"] == pytest.approx([0.0, 0.25 * moe_weights])
     assert costs["moe"] == pytest.approx([0.0, 0.1 * moe_weights])
+    assert costs["attention"] == pytest.approx([64 / 512 * 8e9 / 3.84e12, 64 / 32 * moe_kv])  # 0.26 ms; 2.5 ms
     # the step: today's named costs (weights, KV, the fixed 1 ms) plus the terms
     step = step_with_terms(cost_inputs(points), arrays, CONSTANTS, values)
-    assert step[0] == pytest.approx(dense_weights * 1.5 + 1e-3 + 1.6e-3 + 0.64e-3)
-    assert step[1] == pytest.approx(moe_weights * 1.35 + moe_kv * 1.5 + 1e-3 + 1.22e-3 + 0.32e-3)
+    assert step[0] == pytest.approx(dense_weights * 1.5 + 1e-3 + 1.6e-3 + 0.64e-3 + 64 / 512 * 8e9 / 3.84e12)
+    assert step[1] == pytest.approx(moe_weights * 1.35 + moe_kv * (1.5 + 2.0) + 1e-3 + 1.22e-3 + 0.32e-3)
 
 
 def test_known_constants_are_recovered_from_a_synthetic_data_set(catalog):
@@ -59,12 +62,13 @@ def test_known_constants_are_recovered_from_a_synthetic_data_set(catalog):
                      flops_per_device=rng.uniform(1e12, 4e14, n), collective_messages=rng.choice([0.0, 160.0], n),
                      weight_format=rng.choice(["fp8", "fp4"], n))
     priced, inputs = cost_inputs(points), term_arrays(term_inputs(points, catalog.models))
-    known, values = EngineConstants(2e-3, 0.75, 0.45, 8e-6), {"layer": 15e-6, "sequence": 4e-6}
+    known, values = EngineConstants(2e-3, 0.75, 0.45, 8e-6), {"layer": 15e-6, "sequence": 4e-6, "attention": 40.0}
     measured = step_with_terms(priced, inputs, known, values)
-    fitted, found = fit_terms(priced, inputs, measured, 1.0, ("layer", "sequence"))
+    fitted, found = fit_terms(priced, inputs, measured, 1.0, ("layer", "sequence", "attention"))
     for name, value in zip(EngineConstants.NAMES[:4], known.values()[:4]):
         assert getattr(fitted, name) == pytest.approx(value, rel=5e-3), name
-    assert found == {"layer": pytest.approx(15e-6, rel=5e-3), "sequence": pytest.approx(4e-6, rel=5e-3)}
+    assert found == {"layer": pytest.approx(15e-6, rel=5e-3), "sequence": pytest.approx(4e-6, rel=5e-3),
+                     "attention": pytest.approx(40.0, rel=5e-3)}
     first = np.arange(19)
     assert fit_terms(priced.take(first), {name: a[first] for name, a in inputs.items()}, measured[:19], 1.0, ()) is None
 

@@ -483,8 +483,10 @@ def transfer(terms: pd.DataFrame) -> Table:
         caption="The agg TPOT error of the calibrated estimate leaving one model out (each engine's constants fitted "
         "on its points of the other models), with today's named costs and with one candidate cost added, its constant "
         "per engine fitted with the others within a physical bound: a fixed cost per layer of each step (0 to 1 ms), "
-        "a cost per sequence per attention-DP rank (0 to 1 ms), and latent attention, fp4 weights or MoE weights at "
-        "their own fraction of the rate the rest runs at. A cost that lowers the error carries over from the other "
+        "a cost per sequence per attention-DP rank (0 to 1 ms), latent attention, fp4 weights or MoE weights at their "
+        "own fraction of the rate the rest runs at, and decode attention's parallelism (the KV read at 1 / (1 + x / "
+        "blocks) of its rate, a block one sequence and one KV head of a GPU, x 0 to 1,000). A cost that lowers the "
+        "error carries over from the other "
         "models; one that raises it or leaves it is set by the model's own kernels, which the other models do not "
         "tell (serving_transfer_models: what is left per model).",
         columns=_TRANSFER,

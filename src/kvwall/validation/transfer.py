@@ -13,6 +13,11 @@ that a model's own shapes set, learnt on the other models, does not. TERMS, each
     latent     x_A x the KV cost, latent caches only  latent (MLA) attention at 1 / (1 + x_A) of the KV rate, 0 to 20
     fp4        x_F x the weight cost, fp4 GEMMs only  fp4 weights at 1 / (1 + x_F) of the weight rate, 0 to 20
     moe        x_M x the weight cost, MoE models only MoE weights at 1 / (1 + x_M) of the weight rate, 0 to 20
+    attention  x_P x the KV cost / blocks             decode attention's parallelism: its kernels split the work into
+                                                      blocks of one sequence and one KV head (blocks: sequences per
+                                                      attention-DP rank x KV heads per GPU, 1 for a latent cache),
+                                                      and too few blocks leave the GPU's multiprocessors idle: the KV
+                                                      read at 1 / (1 + x_P / blocks) of its rate, x_P 0 to 1,000
 
 Per model, the same with the term set that lowers the error most (BEST): the median error today and with it, and
 the median and the 10th to 90th percentiles of measured / estimate with it. A model whose median is far from 1 is
@@ -29,18 +34,20 @@ import pandas as pd
 
 from kvwall.model.decode_costs import CostInputs, cost_inputs, priced_costs, step_of
 from kvwall.model.engine_constants import EngineConstants
+from kvwall.model.sharding import kv_heads_per_device
 from kvwall.validation.calibration import LOWER, MIN_POINTS, START, UPPER, settled
 from kvwall.validation.estimate_error import BAND, error_statistics
 from kvwall.units import MS, US
 
 #: Per term: its lower and upper bound, start and scale.
 TERMS = {"layer": (0.0, 1 * MS, 10 * US, US), "sequence": (0.0, 1 * MS, 10 * US, US),
-         "latent": (0.0, 20.0, 0.5, 1.0), "fp4": (0.0, 20.0, 0.5, 1.0), "moe": (0.0, 20.0, 0.5, 1.0)}
+         "latent": (0.0, 20.0, 0.5, 1.0), "fp4": (0.0, 20.0, 0.5, 1.0), "moe": (0.0, 20.0, 0.5, 1.0),
+         "attention": (0.0, 1000.0, 8.0, 1.0)}
 #: The term sets tried, each with the words its row names it by, in the table's order.
 TERM_SETS = {"today's costs": (), "a cost per layer": ("layer",), "a cost per sequence": ("sequence",),
              "a cost per layer and per sequence": ("layer", "sequence"),
              "latent attention's efficiency": ("latent",), "fp4 weights' efficiency": ("fp4",),
-             "MoE weights' efficiency": ("moe",)}
+             "MoE weights' efficiency": ("moe",), "attention's parallelism": ("attention",)}
 #: The term set the models are shown with: the one that lowers the committed measurements' error most.
 BEST = "a cost per layer and per sequence"
 #: The scale of the four constants of kvwall.validation.calibration, as it scales them.
@@ -52,14 +59,19 @@ CACHE_KINDS = {"FullAttention": "GQA", "SlidingWindowAttention": "window", "Late
 
 def term_inputs(points: pd.DataFrame, models: Mapping) -> pd.DataFrame:
     """Per point (kvwall.validation.points' columns): the layers per PP stage, the sequences per attention-DP rank,
-    and whether its cache is latent, its GEMMs fp4 and its model MoE (``models``: the catalogue's, by id)."""
+    whether its cache is latent, its GEMMs fp4 and its model MoE, and its decode attention's blocks (sequences per
+    attention-DP rank x KV heads per GPU, kvwall.model.sharding.kv_heads_per_device; one head for a latent cache)
+    (``models``: the catalogue's, by id)."""
     model = points["model"].map(models)
+    heads = [kv_heads_per_device(m, int(tp)) or 1 for m, tp in zip(model, points["tp"])]
+    sequences = points["running_batch"].to_numpy(dtype=float) / points["dp"].to_numpy(dtype=float)
     return pd.DataFrame({
         "layers_per_stage": model.map(lambda m: m.n_layers).to_numpy(dtype=float) / points["pp"].to_numpy(dtype=float),
-        "sequences_per_rank": points["running_batch"].to_numpy(dtype=float) / points["dp"].to_numpy(dtype=float),
+        "sequences_per_rank": sequences,
         "latent": model.map(lambda m: type(m.attention).__name__ == "LatentAttention").to_numpy(dtype=float),
         "fp4": (points["weight_format"] == "fp4").to_numpy(dtype=float),
-        "moe": model.map(lambda m: m.moe is not None).to_numpy(dtype=float)}, index=points.index)
+        "moe": model.map(lambda m: m.moe is not None).to_numpy(dtype=float),
+        "attention_blocks": sequences * np.asarray(heads, dtype=float)}, index=points.index)
 
 
 def term_arrays(inputs: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -75,7 +87,8 @@ def term_costs(costs: Mapping[str, np.ndarray], idle: np.ndarray, inputs: Mappin
               "sequence": lambda x: x * inputs["sequences_per_rank"],
               "latent": lambda x: x * costs["kv"] * inputs["latent"],
               "fp4": lambda x: x * costs["weights"] * inputs["fp4"],
-              "moe": lambda x: x * costs["weights"] * inputs["moe"]}
+              "moe": lambda x: x * costs["weights"] * inputs["moe"],
+              "attention": lambda x: x * costs["kv"] / inputs["attention_blocks"]}
     return {name: priced[name](value) for name, value in values.items()}
 
 
