@@ -91,6 +91,11 @@ def test_kvwall_regime_prints_the_calibrated_estimate_with_its_held_out_error(ro
     constants = pd.read_csv(root / "tables" / "derived" / "serving_engine_constants.csv")
     fixed = constants[(constants["backend"] == "vllm") & (constants["constant"] == "fixed_step")]["value"].iloc[0]
     assert f"fixed step {fixed:.3g} ms" in lines[head]
+    # the constants vLLM's fit held at a bound (its fractions at 1), named in the line after the header
+    at_bound = constants[(constants["backend"] == "vllm") & (constants["at_bound"] == "yes")]["constant"]
+    assert not at_bound.empty and lines[head + 1].startswith("  held at a bound of the fit (vllm")
+    assert all(f"{name} 1 (upper)" in lines[head + 1] for name in at_bound)
+    head += 1  # the bands follow it
     errors = pd.read_csv(root / "tables" / "derived" / "serving_estimate_error.csv")
     held = errors[(errors["scheme"] == "leave one model out, with offsets") & (errors["backend"] == "vllm")
                   & (errors["mode"] == "agg")]
@@ -188,6 +193,17 @@ def test_a_model_the_offsets_do_not_hold_is_priced_with_the_constants_alone():
     assert planned_columns(points, {}, {}, 1.0)["planned_layer"].isna().all()
 
 
+def test_the_constants_a_fit_held_at_a_bound_are_read_with_their_side(root):
+    constants = pd.read_csv(root / "tables" / "derived" / "serving_engine_constants.csv")
+    for engine, rows in constants.groupby("backend"):
+        held = rows[rows["at_bound"] == "yes"]
+        expected = [(r.constant, "lower" if r.value == r.lower else "upper") for r in held.itertuples()]
+        assert [(c.name, c.bound) for c in read_calibrated(root / "tables", engine).at_bound] == expected, engine
+    # TensorRT-LLM's fixed cost before a first token at 0 s, its lower bound
+    first_token = read_calibrated(root / "tables", "trtllm").at_bound
+    assert [(c.name, c.value, c.bound) for c in first_token] == [("first_token_fixed", 0.0, "lower")]
+
+
 def test_kvwall_fit_prices_every_layout_it_lists_once_calibrated(root, capsys):
     from kvwall.cli.main import main
 
@@ -195,7 +211,8 @@ def test_kvwall_fit_prices_every_layout_it_lists_once_calibrated(root, capsys):
                  "--config", str(root / "config"), "--engine", "trtllm", "--isl", "4096", "--osl", "1024"]) == 0
     lines = capsys.readouterr().out.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("Calibrated estimate, trtllm (agg"))
-    priced = [line for line in lines[head + 2:] if ": TPOT " in line]
+    rows = next(i for i in range(head, len(lines)) if lines[i].startswith("  median held-out error")) + 1
+    priced = [line for line in lines[rows:] if ": TPOT " in line]
     listed = [line for line in lines[:head] if " TP" in line or " PP" in line or " DP" in line]
     assert sum(line.startswith("Calibrated estimate") for line in lines) == 1 and len(priced) == len(listed) > 1
     for line in priced:  # no fitted constant makes a GPU faster than its datasheet

@@ -14,8 +14,10 @@ from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.model.decode_costs import prefill_stretch
-from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT_WITH_OFFSETS, NEW_MODEL, OFFSETS_TABLE, NotCalibrated,
-                                         band_of, cost_points, estimate, read_calibrated, read_offsets, tables_beside)
+from kvwall.model.engine_constants import PRINTED_UNITS
+from kvwall.validation.calibrated import (CONSTANTS_TABLE, HELD_OUT_WITH_OFFSETS, NEW_MODEL, OFFSETS_TABLE, Calibrated,
+                                         NotCalibrated, band_of, cost_points, estimate, read_calibrated, read_offsets,
+                                         tables_beside)
 from kvwall.validation.estimate_error import QUANTITIES
 from kvwall.validation.offsets import OFFSET_COST, deployment_key
 
@@ -72,7 +74,31 @@ def calibrated_answer(args: argparse.Namespace, catalog: Catalog, model, device,
             "tpot_datasheet_s": found.tpot_datasheet, "ttft_datasheet_s": found.ttft_datasheet,
             "tpot_error": band.tpot_error.get(MODE), "ttft_error": band.ttft_error.get(MODE),
             "held_out": band.tpot_error[MODE].scheme if MODE in band.tpot_error else None,
+            "constants_at_bound": at_bound_json(calibrated),
             "costs_s_per_token": costs}
+
+
+def _printed(name: str, value: float) -> str:
+    """A constant in the unit tables/derived/serving_engine_constants prints it in."""
+    unit, scale = PRINTED_UNITS[name]
+    return f"{value / scale:.3g}" + ("" if unit == "ratio" else f" {unit}")
+
+
+def at_bound_json(calibrated: Calibrated) -> list[dict]:
+    """The constants the engine's fit held at a bound, as an answer's JSON lists them (base units)."""
+    return [{"constant": c.name, "value": c.value, "bound": c.bound} for c in calibrated.at_bound]
+
+
+def at_bound_line(engine: str, at_bound: list[dict]) -> list[str]:
+    """One line naming the constants (at_bound_json) the engine's fit held at a bound, none where it held none: the
+    measurements would take each past it, so the estimate prices with the bound itself (a realized fraction of 1 is
+    the datasheet's own rate, a fixed cost of 0 none), and its interval is one-sided."""
+    if not at_bound:
+        return []
+    named = ", ".join(f"{c['constant']} {_printed(c['constant'], c['value'])} ({c['bound']})" for c in at_bound)
+    return [f"  held at a bound of the fit ({engine}, tables/{CONSTANTS_TABLE}): {named}: the measurements would take "
+            "each past its bound, so the estimate prices with the bound itself (a fraction of 1 is the datasheet's own "
+            "rate, a fixed cost of 0 none), and its interval is one-sided"]
 
 
 def _band(value: float, error) -> str:
@@ -110,6 +136,7 @@ def calibrated_lines(answer: dict | None) -> list[str]:
     costs = answer["costs_s_per_token"]
     return [
         _header(answer),
+        *at_bound_line(answer["engine"], answer["constants_at_bound"]),
         *(f"  {q.upper()}  {_band(answer[f'{q}_s'], answer[f'{q}_error'])}; datasheet estimate "
           f"{_ms(answer[f'{q}_datasheet_s'])}" for q in ("tpot", "ttft")),
         "  TPOT made of: " + ", ".join(f"{name} {_ms(seconds)}" for name, seconds in costs.items()),
@@ -132,8 +159,9 @@ def calibrated_table(labels: list[str], answers: list[dict | None]) -> list[str]
         return [_refused(given[0][1])]
     first = fitted[0]
     held = first["tpot_error"] and first["ttft_error"]
-    lines = [_header(first), f"  median held-out error: TPOT {first['tpot_error'].median:.0%}, TTFT "
-             f"{first['ttft_error'].median:.0%}" if held else "  no held-out error for this engine's agg points"]
+    lines = [_header(first), *at_bound_line(first["engine"], first["constants_at_bound"]),
+             f"  median held-out error: TPOT {first['tpot_error'].median:.0%}, TTFT {first['ttft_error'].median:.0%}"
+             if held else "  no held-out error for this engine's agg points"]
     for label, answer in given:
         if "refused" in answer:
             lines.append(f"  {label}: none: {answer['refused']}")

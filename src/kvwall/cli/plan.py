@@ -19,6 +19,7 @@ from dataclasses import asdict
 from typing import Callable
 
 from kvwall.cli import request
+from kvwall.cli.calibrated import at_bound_json, at_bound_line
 from kvwall.cli.options import common, engine_option, format_option
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
@@ -155,7 +156,8 @@ def _fit_json(fit: PlanCalibration, model: Model) -> dict:
     c = fit.calibrated
     (tpot, ttft), (disagg_tpot, disagg_ttft) = fit.bands("agg", model), fit.bands("disagg", model)
     return {"evidence": "derived from reported data", "engine": c.engine, "points": c.points,
-            "constants": asdict(c.constants), "offsets": f"tables/{OFFSETS_TABLE}.csv",
+            "constants": asdict(c.constants), "constants_at_bound": at_bound_json(c),
+            "offsets": f"tables/{OFFSETS_TABLE}.csv",
             "held_out_agg": _scheme(tpot), "held_out_disagg": _scheme(disagg_tpot),
             "held_out_tpot": _band_json(tpot), "held_out_ttft": _band_json(ttft),
             "held_out_disagg_tpot": _band_json(disagg_tpot), "held_out_disagg_ttft": _band_json(disagg_ttft)}
@@ -268,6 +270,8 @@ def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: st
     if fit is not None:
         tpot, ttft = fit.bands("agg", model)
         say(f"  held out ({_scheme(tpot)}): TPOT {_band(tpot)}; TTFT {_band(ttft)}")
+        for line in at_bound_line(fit.calibrated.engine, at_bound_json(fit.calibrated)):
+            say(line)
     if not curves:
         say(f"  no layout of up to {args.gpus} device(s) holds one request of {workload.longest_context:,.0f} tokens")
         return answer
@@ -365,6 +369,8 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
     if fit is not None:
         tpot, ttft = fit.bands("disagg", model)
         say(f"  held out ({_scheme(tpot)}): TPOT {_band(tpot, 'disagg')}; TTFT {_band(ttft, 'disagg')}")
+        for line in at_bound_line(fit.calibrated.engine, at_bound_json(fit.calibrated)):
+            say(line)
     if found:
         _print_disagg(say, found[:SHOWN], ttft_header, memory_of)
         say("  decode mem/GPU: a decode device's weights and its share of the batch's KV at isl + osl, over its HBM (GB)")

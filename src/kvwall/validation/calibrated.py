@@ -60,15 +60,26 @@ class HeldOutError:
 
 
 @dataclass(frozen=True)
+class ConstantAtBound:
+    """A fitted constant held at a bound of its fit (kvwall.validation.calibration.settled): its value in base units
+    and which bound, "lower" or "upper"."""
+
+    name: str
+    value: float
+    bound: str
+
+
+@dataclass(frozen=True)
 class Calibrated:
     """One engine's fitted constants, the points its decode step was fitted on, and the held-out error of its TPOT
-    and TTFT, by mode."""
+    and TTFT, by mode; and the constants its fit held at a bound (the measurements would take them past it)."""
 
     engine: str
     constants: EngineConstants
     points: int
     tpot_error: dict[str, HeldOutError]
     ttft_error: dict[str, HeldOutError]
+    at_bound: tuple[ConstantAtBound, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,8 +124,10 @@ def read_calibrated(tables: str | Path, engine: str, scheme: str = HELD_OUT) -> 
                                         float(r["measured_over_estimate_p10"]), float(r["measured_over_estimate_p90"]))
                 for r in chosen.to_dict("records")}
 
+    at_bound = tuple(ConstantAtBound(name, values[name], "lower" if float(rows.loc[name, "value"]) == float(
+        rows.loc[name, "lower"]) else "upper") for name in EngineConstants.NAMES if rows.loc[name, "at_bound"] == "yes")
     return Calibrated(engine, EngineConstants(**values), int(rows.loc["fixed_step", "points"]), by_mode("TPOT"),
-                      by_mode("TTFT"))
+                      by_mode("TTFT"), at_bound)
 
 
 def read_offsets(tables: str | Path, engine: str) -> Offsets:
