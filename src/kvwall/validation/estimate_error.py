@@ -67,7 +67,8 @@ def engine_calibrations(points: pd.DataFrame, measured: pd.DataFrame, tokens: fl
 def grouped_folds(points: pd.DataFrame, columns: tuple[str, ...] = GROUP) -> pd.Series:
     """The fold of each point: its group's place (the group: ``columns``, by default the points that differ only in
     concurrency) in a seeded permutation of the sorted groups, modulo FOLDS."""
-    keys = points[list(columns)].astype(str).agg("|".join, axis=1)
+    first, *rest = (points[column].astype(str) for column in columns)
+    keys = first.str.cat(rest, sep="|") if rest else first
     groups = np.sort(keys.unique())
     order = np.random.RandomState(SEED).permutation(groups.size)
     return keys.map(dict(zip(groups, order % FOLDS)))
