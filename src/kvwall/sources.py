@@ -75,14 +75,15 @@ def _is_data_file(path: Path) -> bool:
     return path.is_file() and folder.name != "__pycache__" and not (folder / "__init__.py").exists()
 
 
-def _syntax_tree(path: Path) -> ast.AST:
-    """The syntax tree of a .py file, or of an .ipynb's code cells (their IPython magics and shell lines left out)."""
+def _syntax_tree(path: Path, text: str) -> ast.AST:
+    """The syntax tree of a .py file's ``text``, or of an .ipynb's code cells (their IPython magics and shell lines left
+    out)."""
     if path.suffix == ".ipynb":
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        cells = json.loads(text)["cells"]
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         lines = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
         return ast.parse("\n".join(lines), str(path))
-    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return ast.parse(text, str(path))
 
 
 class SourceTree:
@@ -115,9 +116,10 @@ class SourceTree:
                 return tuple(map(str, known["imports"])), tuple((str(p), str(f)) for p, f in known["data"])
         except (KeyError, TypeError, ValueError):
             pass
-        tree = _syntax_tree(path)
+        text = path.read_text(encoding="utf-8")
+        tree = _syntax_tree(path, text)
         # a data folder is named through an attribute called files: code without the word names none
-        opens = _data_folders_named(tree) if "files" in path.read_text(encoding="utf-8") else []
+        opens = _data_folders_named(tree) if "files" in text else []
         facts = tuple(_imported_names(tree)), tuple(opens)
         self._known[path.as_posix()] = {"stamp": stamp, "imports": list(facts[0]), "data": [list(f) for f in facts[1]]}
         self._learned = True

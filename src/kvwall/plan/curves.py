@@ -41,30 +41,27 @@ def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, 
             return np.full(batches.shape, float(first_token_bound(model, d, prompt, bandwidth, peak)))
     else:
         # pandas and the fitted constants' tables: only where an engine's calibration prices the plan
-        from kvwall.plan.calibrated import (calibrated_stretch, calibrated_tpot_and_stretch, calibrated_ttft,
-                                            planned_points)
+        from kvwall.plan.calibrated import calibrated_tpot_and_stretch, calibrated_ttft, planned_points
 
-        # the TPOT and the TTFT of a layout price the same points (and the TTFT's offsets read the same stretch):
-        # the last layout's, kept until the next one is asked for
+        # the TPOT and the TTFT of a layout price the same points, and the TTFT's offsets read the TPOT's stretch:
+        # the last layout's, priced once and kept until another is asked for
         last: dict = {}
 
-        def priced(d: Deployment, batches: np.ndarray):
+        def priced(d: Deployment, batches: np.ndarray) -> dict:
             if last.get("layout") != d or not np.array_equal(last["batches"], batches):
-                last.clear()
-                last.update(layout=d, batches=batches.copy(), points=planned_points(
-                    model, d, device, peak, serving, workload.decode_context, batches, workload.input_tokens,
-                    workload.output_tokens, mode))
-            return last["points"]
+                points = planned_points(model, d, device, peak, serving, workload.decode_context, batches,
+                                        workload.input_tokens, workload.output_tokens, mode)
+                tpot, stretch = calibrated_tpot_and_stretch(points, fit)
+                last.update(layout=d, batches=batches.copy(), points=points, tpot=tpot, stretch=stretch)
+            return last
 
         def step_seconds(d: Deployment, context: float, batches: np.ndarray) -> np.ndarray:
-            tpot, stretch = calibrated_tpot_and_stretch(priced(d, batches), fit)
-            last["stretch"] = stretch
-            return tpot * fit.factor("TPOT", model, device, d, mode, batches, stretch)
+            p = priced(d, batches)
+            return p["tpot"] * fit.factor("TPOT", model, device, d, mode, batches, p["stretch"])
 
         def first_token_seconds(d: Deployment, prompt: float, batches: np.ndarray) -> np.ndarray:
-            points = priced(d, batches)
-            stretch = last["stretch"] if "stretch" in last else calibrated_stretch(points, fit)
-            return calibrated_ttft(points, fit) * fit.factor("TTFT", model, device, d, mode, batches, stretch)
+            p = priced(d, batches)
+            return calibrated_ttft(p["points"], fit) * fit.factor("TTFT", model, device, d, mode, batches, p["stretch"])
 
     return layout_curves(model, a.weight_dtype, a.kv_dtype, gpus, workload, device.hbm_capacity, serving.memory(engine),
                          device.scale_up is not None, step_seconds, first_token_seconds)
