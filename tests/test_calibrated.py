@@ -2,6 +2,7 @@
 priced by hand with them and at datasheet rates, `kvwall regime --engine` and the columns of `kvwall validate`."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,8 @@ def _tables(folder):
     derived = folder / "derived"
     derived.mkdir(parents=True)
     rows = [("fixed_step", 2.0, "ms"), ("hbm_fraction", 0.5, "ratio"), ("flop_fraction", 0.5, "ratio"),
-            ("collective_latency", 20.0, "us"), ("first_token_fixed", 100.0, "ms")]
+            ("collective_latency", 20.0, "us"), ("layer_step", 10.0, "us"), ("sequence_step", 5.0, "us"),
+            ("first_token_fixed", 100.0, "ms")]
     pd.DataFrame([{"backend": "vllm", "constant": c, "value": v, "half_interval": 0.1, "unit": u, "lower": 0,
                    "upper": 1, "at_bound": "no", "points": 500} for c, v, u in rows]).to_csv(
         derived / "serving_engine_constants.csv", index=False)
@@ -33,7 +35,8 @@ def _tables(folder):
 
 def test_the_constants_are_read_back_in_base_units_with_their_held_out_error(tmp_path):
     found = read_calibrated(_tables(tmp_path), "vllm")
-    assert found.constants == EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1) and found.points == 500
+    assert found.constants == EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1, layer_step=10e-6, sequence_step=5e-6)
+    assert found.points == 500
     assert (found.tpot_error["agg"].median, found.tpot_error["agg"].mean) == (0.17, 0.22)
     assert (found.tpot_error["agg"].low, found.tpot_error["agg"].high) == (0.83, 1.22)
     assert found.tpot_error["disagg"].median == 0.4 and "disagg" not in found.ttft_error
@@ -49,19 +52,22 @@ def _point(**changes):
              "peak_flops": 1e15, "weight_read_per_device": 4e9, "kv_read_per_device": 1e9, "stored_kv_ratio": 1.0,
              "flops_per_device": 1e12, "expert_ranks": 1.0, "dispatch_load": 0.0, "dispatch_s": 0.0,
              "imbalance_read_per_device": 0.0, "running_batch": 100.0, "prefill_flops_per_device": 5e13,
-             "prefill_collectives_s": 0.0, "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0, "collective_messages": 0.0, "reason": None}
+             "prefill_collectives_s": 0.0, "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0,
+             "collective_messages": 0.0, "layers_per_stage": 40.0, "sequences_per_rank": 100.0, "reason": None}
     return pd.DataFrame([{**point, **changes}])
 
 
 def test_a_point_priced_by_hand_with_the_constants_and_at_datasheet_rates():
-    found = estimate(_point(), EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1), latency=5e-6, tokens=1.0)[0]
-    # at half the bandwidth and peak: weights 4e9 / 1e12 = 4 ms, KV 1 ms, compute max(0, 2 - 5 ms) = 0, fixed 2 ms,
-    # prefill 100 / 1000 arrivals x 5e13 / 5e14 = 10 ms: 17 ms. TTFT 0.1 s + (100 + 1) / 2 x 0.1 s = 5.15 s.
-    assert found.tpot == pytest.approx(17e-3) and found.ttft == pytest.approx(5.15)
-    # at datasheet rates: 2 + 0.5 + 0 + 0 + 5 ms; TTFT 50.5 x 0.05 s.
+    constants = EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1, layer_step=10e-6, sequence_step=5e-6)
+    found = estimate(_point(), constants, latency=5e-6, tokens=1.0)[0]
+    # at half the bandwidth and peak: weights 4e9 / 1e12 = 4 ms, KV 1 ms, compute max(0, 2 - 5 ms) = 0, fixed
+    # 2 ms + 40 layers x 10 us + 100 sequences x 5 us = 2.9 ms, prefill 100 / 1000 arrivals x 5e13 / 5e14 = 10 ms:
+    # 17.9 ms. TTFT 0.1 s + (100 + 1) / 2 x 0.1 s = 5.15 s.
+    assert found.tpot == pytest.approx(17.9e-3) and found.ttft == pytest.approx(5.15)
+    # at datasheet rates: 2 + 0.5 + 0 + 0 + 5 ms, no fixed cost; TTFT 50.5 x 0.05 s.
     assert found.tpot_datasheet == pytest.approx(7.5e-3) and found.ttft_datasheet == pytest.approx(2.525)
     assert found.costs == pytest.approx({"weights": 4e-3, "kv": 1e-3, "compute": 0.0, "collectives": 0.0,
-                                         "imbalance": 0.0, "fixed": 2e-3, "prefill": 10e-3})
+                                         "imbalance": 0.0, "fixed": 2.9e-3, "prefill": 10e-3})
     assert sum(found.costs.values()) == pytest.approx(found.tpot)
 
 
@@ -91,10 +97,13 @@ def test_kvwall_regime_prints_the_calibrated_estimate_with_its_held_out_error(ro
     constants = pd.read_csv(root / "tables" / "derived" / "serving_engine_constants.csv")
     fixed = constants[(constants["backend"] == "vllm") & (constants["constant"] == "fixed_step")]["value"].iloc[0]
     assert f"fixed step {fixed:.3g} ms" in lines[head]
-    # the constants vLLM's fit held at a bound (its fractions at 1), named in the line after the header
-    at_bound = constants[(constants["backend"] == "vllm") & (constants["at_bound"] == "yes")]["constant"]
-    assert not at_bound.empty and lines[head + 1].startswith("  held at a bound of the fit (vllm")
-    assert all(f"{name} 1 (upper)" in lines[head + 1] for name in at_bound)
+    # the constants vLLM's fit held at a bound (its fractions at 1, its fixed and per-sequence costs at 0), named in
+    # the line after the header with the side of each
+    at_bound = constants[(constants["backend"] == "vllm") & (constants["at_bound"] == "yes")]
+    assert len(at_bound) == 4 and lines[head + 1].startswith("  held at a bound of the fit (vllm")
+    for r in at_bound.itertuples():
+        side = "upper" if r.value == r.upper else "lower"
+        assert re.search(rf"{r.constant} {r.value:g}( \w+)? \({side}\)", lines[head + 1]), r.constant
     head += 1  # the bands follow it
     errors = pd.read_csv(root / "tables" / "derived" / "serving_estimate_error.csv")
     held = errors[(errors["scheme"] == "leave one model out, with offsets") & (errors["backend"] == "vllm")
@@ -129,10 +138,12 @@ def test_kvwall_validate_writes_the_calibrated_and_datasheet_estimates(root, tmp
     h, f = trtllm["hbm_fraction"], trtllm["flop_fraction"]
     # by hand, as tests/test_estimate.py prices this row: weights 17,387,593,856 B and KV 26,843,545,600 B over
     # h x 4.8 TB/s, collectives 160 all-reduces of 1.5 x 128 x 8192 BF16 over 450 GB/s plus 160 latencies, the
-    # fixed step, 128 / 8192 arrivals of a 1024-token prefill over the four GPUs' f x 1.979 PFLOP/s.
+    # fixed step, its cost per layer for 80 layers and per sequence for 128, 128 / 8192 arrivals of a 1024-token
+    # prefill over the four GPUs' f x 1.979 PFLOP/s.
     prefill = 2 * 1024 * 70.6e9 / 4  # about; the exact FLOPs are the point's own
     step = ((17387593856 + 26843545600) / (h * 4.8e12) + 160 * 1.5 * 128 * 8192 * 2 / 450e9
-            + 160 * trtllm["collective_latency"] * 1e-6 + trtllm["fixed_step"] * 1e-3 + 128 / 8192 * prefill / (f * 1.979e15))
+            + 160 * trtllm["collective_latency"] * 1e-6 + trtllm["fixed_step"] * 1e-3
+            + (80 * trtllm["layer_step"] + 128 * trtllm["sequence_step"]) * 1e-6 + 128 / 8192 * prefill / (f * 1.979e15))
     assert row["tpot_estimate_ms"] == pytest.approx(step * 1e3, rel=0.01)
     assert row["tpot_datasheet_ms"] < row["tpot_estimate_ms"] and row["tpot_bound_ms"] <= row["tpot_datasheet_ms"]
     assert row["ttft_estimate_ms"] > row["ttft_bound_ms"]
@@ -162,7 +173,10 @@ def test_kvwall_validate_writes_the_calibrated_and_datasheet_estimates(root, tmp
     summary = capsys.readouterr().err
     assert "calibrated estimate (derived from reported data), median |error|: " in summary
     assert "on 1 rows fitted on, none on unseen rows" in summary
-    assert "  with its offsets (as planned), median |error|: 0.01 on 1 rows fitted on" in summary
+    measured = float(lines[1 + next(i for i, line in enumerate(lines[1:]) if line.startswith(dense + ","))]
+                     .split(",")[-1])
+    planned_error = abs(row["tpot_planned_ms"] / measured - 1)
+    assert f"  with its offsets (as planned), median |error|: {planned_error:.2f} on 1 rows fitted on" in summary
 
 
 def test_a_model_the_offsets_do_not_hold_is_priced_with_the_constants_alone():
@@ -199,9 +213,10 @@ def test_the_constants_a_fit_held_at_a_bound_are_read_with_their_side(root):
         held = rows[rows["at_bound"] == "yes"]
         expected = [(r.constant, "lower" if r.value == r.lower else "upper") for r in held.itertuples()]
         assert [(c.name, c.bound) for c in read_calibrated(root / "tables", engine).at_bound] == expected, engine
-    # TensorRT-LLM's fixed cost before a first token at 0 s, its lower bound
+    # TensorRT-LLM's fixed costs per step and before a first token at 0 s, their lower bound
     first_token = read_calibrated(root / "tables", "trtllm").at_bound
-    assert [(c.name, c.value, c.bound) for c in first_token] == [("first_token_fixed", 0.0, "lower")]
+    assert [(c.name, c.value, c.bound) for c in first_token] == [("fixed_step", 0.0, "lower"),
+                                                                   ("first_token_fixed", 0.0, "lower")]
 
 
 def test_kvwall_fit_prices_every_layout_it_lists_once_calibrated(root, capsys):

@@ -132,10 +132,13 @@ def test_the_plan_states_what_the_tables_beside_its_config_hold(root, tmp_path, 
     assert main([*argv[:1], *argv[3:], "--json"]) == 0
     shipped = json.loads(capsys.readouterr().out)
     assert shipped["calibration"]["constants"]["fixed_step"] < 7.5e-3
-    # vLLM's fit held its fractions of the datasheet bandwidth and peak at 1: named with their side
+    # vLLM's fit held its fixed and per-sequence costs at 0 and its fractions of the datasheet bandwidth and peak at
+    # 1: named with their side
     assert shipped["calibration"]["constants_at_bound"] == [
+        {"constant": "fixed_step", "value": 0.0, "bound": "lower"},
         {"constant": "hbm_fraction", "value": 1.0, "bound": "upper"},
-        {"constant": "flop_fraction", "value": 1.0, "bound": "upper"}]
+        {"constant": "flop_fraction", "value": 1.0, "bound": "upper"},
+        {"constant": "sequence_step", "value": 0.0, "bound": "lower"}]
     assert shipped["best"][0]["tokens_per_second_per_device"] > answer["best"][0]["tokens_per_second_per_device"]
     assert calibration["held_out_tpot"] == {"points": errors.loc[held & (errors["quantity"] == "TPOT"), "points"].item(),
                                             "median_error": 0.31, "measured_over_estimate_p10": 0.42,

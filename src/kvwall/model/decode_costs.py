@@ -1,20 +1,24 @@
 """A decode step per GPU as a sum of named, non-negative costs, vectorized over measured points.
 
 With the engine's constants (kvwall.model.engine_constants.EngineConstants: fixed step cost c, realized fractions
-h <= 1 of the HBM bandwidth and f <= 1 of the dense peak, latency l per collective message), on one GPU:
+h <= 1 of the HBM bandwidth and f <= 1 of the dense peak, latency l per collective message, cost c_L per layer and
+c_S per sequence), on one GPU:
 
     weights     = idle x W / (h beta)                                W: weight bytes read per step
     kv          = idle x r KV / (h beta)                             r: stored over counted KV bytes per element
     compute     = idle x max(0, F / (f P) - (W + r KV + X) / (h beta)) the step's FLOPs past its bytes (roofline)
     collectives = bytes / link + messages x l
     imbalance   = idle x X / (h beta) + dispatch x sqrt(2 ln E / load)  the busiest of E EP ranks (E > 1)
-    fixed       = c
+    fixed       = c + idle x L_stage c_L + S_rank c_S                  L_stage: layers per PP stage, S_rank: sequences
     prefill     = running / osl x (F_pre / (f P) + C_pre)            agg only: arrivals per step, isl tokens each
 
-idle is PP over microbatches (kvwall.model.step_time). The all-to-all waits for the busiest EP rank, which costs
-twice: X, the routed-expert bytes it reads beyond the average rank's (kvwall.model.expert_imbalance; W is the average
-rank's), and the extra tokens it receives, load being the routed assignments per EP rank (their expected maximum over
-E ranks is load + sqrt(2 load ln E), a Gaussian maximum); without EP both are 0. F_pre is the prefill FLOPs of isl
+idle is PP over microbatches (kvwall.model.step_time). The fixed cost is what a step spends whatever it reads and
+computes: once per step, once per layer of a stage (its kernels' launches and synchronisations, per microbatch) and
+once per sequence of an attention-DP rank (its scheduling and sampling); the last two carry over to a model no fit
+saw (tables/derived/serving_transfer). The all-to-all waits for the busiest EP rank, which costs twice: X, the
+routed-expert bytes it reads beyond the average rank's (kvwall.model.expert_imbalance; W is the average rank's), and
+the extra tokens it receives, load being the routed assignments per EP rank (their expected maximum over E ranks is
+load + sqrt(2 load ln E), a Gaussian maximum); without EP both are 0. F_pre is the prefill FLOPs of isl
 tokens per GPU of the engine, C_pre the seconds the collectives of those isl tokens take on the links, bytes only (the
 prompt's tokens ride the step's all-reduces, dispatch and stage sends: a TP ring sends 2 (TP - 1) / TP of them whatever
 TP is, so this cost does not shrink as TP grows, unlike the FLOPs). At steady state a request leaves every osl steps,
@@ -53,6 +57,8 @@ class CostInputs:
     arrivals: np.ndarray  # running / osl in agg mode, 0 in disagg
     prefill_flops: np.ndarray
     prefill_collectives_s: np.ndarray
+    layers_per_stage: np.ndarray
+    sequences_per_rank: np.ndarray
 
     def take(self, chosen: np.ndarray) -> "CostInputs":
         """The inputs of the points ``chosen`` selects (a boolean mask or positions)."""
@@ -75,7 +81,8 @@ def cost_inputs(points: pd.DataFrame) -> CostInputs:
         collective_bytes_s=column("collective_bytes_s"), collective_messages=column("collective_messages"),
         dispatch_spread_s=column("dispatch_s") * spread,
         arrivals=np.where(agg, column("running_batch") / column("osl"), 0.0),
-        prefill_flops=column("prefill_flops_per_device"), prefill_collectives_s=column("prefill_collectives_s"))
+        prefill_flops=column("prefill_flops_per_device"), prefill_collectives_s=column("prefill_collectives_s"),
+        layers_per_stage=column("layers_per_stage"), sequences_per_rank=column("sequences_per_rank"))
 
 
 def priced_costs(inputs: CostInputs, constants: EngineConstants) -> dict[str, np.ndarray]:
@@ -93,7 +100,8 @@ def priced_costs(inputs: CostInputs, constants: EngineConstants) -> dict[str, np
         "compute": idle * compute,
         "collectives": inputs.collective_bytes_s + inputs.collective_messages * constants.collective_latency,
         "imbalance": idle * busiest + inputs.dispatch_spread_s,
-        "fixed": np.full(len(idle), constants.fixed_step),
+        "fixed": constants.fixed_step + idle * inputs.layers_per_stage * constants.layer_step
+        + inputs.sequences_per_rank * constants.sequence_step,
         "prefill": inputs.arrivals * (inputs.prefill_flops / rate + inputs.prefill_collectives_s),
     }
 

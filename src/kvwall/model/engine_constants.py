@@ -17,15 +17,21 @@ SIGNIFICANT_DIGITS = 3
 @dataclass(frozen=True)
 class EngineConstants:
     """Fixed cost per decode step (s), realized fractions of the datasheet HBM bandwidth and dense peak (<= 1), the
-    latency of one collective message (s) and the fixed cost before a first token (s)."""
+    latency of one collective message (s), the fixed cost before a first token (s), and a decode step's cost per
+    layer of a PP stage (s, its kernel launches) and per sequence of an attention-DP rank (s, its scheduling and
+    sampling)."""
 
     fixed_step: float
     hbm_fraction: float
     flop_fraction: float
     collective_latency: float
     first_token_fixed: float = 0.0
+    layer_step: float = 0.0
+    sequence_step: float = 0.0
 
-    NAMES = ("fixed_step", "hbm_fraction", "flop_fraction", "collective_latency", "first_token_fixed")
+    #: The constants of a decode step, in the order kvwall.validation.calibration fits them.
+    STEP_NAMES = ("fixed_step", "hbm_fraction", "flop_fraction", "collective_latency", "layer_step", "sequence_step")
+    NAMES = (*STEP_NAMES, "first_token_fixed")
 
     def values(self) -> tuple[float, ...]:
         return tuple(getattr(self, name) for name in self.NAMES)
@@ -33,7 +39,8 @@ class EngineConstants:
 
 #: Each constant's unit as tables/derived/serving_engine_constants prints it and the scale it is divided by.
 PRINTED_UNITS = {"fixed_step": ("ms", MS), "hbm_fraction": ("ratio", 1.0), "flop_fraction": ("ratio", 1.0),
-                 "collective_latency": ("us", US), "first_token_fixed": ("ms", MS)}
+                 "collective_latency": ("us", US), "layer_step": ("us", US), "sequence_step": ("us", US),
+                 "first_token_fixed": ("ms", MS)}
 
 
 def datasheet_constants(collective_latency: float) -> EngineConstants:

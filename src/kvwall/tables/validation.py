@@ -231,7 +231,8 @@ def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
         id="serving_engine_constants",
         title="Engine constants fitted to measured TPOT",
         caption="Per engine, the constants of the estimated decode step (fixed cost per step, realized fractions of "
-        "the datasheet HBM bandwidth and dense peak, latency per collective message), fitted by least squares on the "
+        "the datasheet HBM bandwidth and dense peak, latency per collective message, cost per layer of a PP stage and "
+        "per sequence of an attention-DP rank), fitted by least squares on the "
         "relative TPOT error of every understood point, and the fixed cost before a first token, fitted then on the "
         "relative TTFT error of the agg points; within the bounds shown, rounded to three significant digits, with "
         "a 95% interval from the Jacobian. Derived from reported data; the bounds never use them.",
@@ -481,14 +482,14 @@ def transfer(terms: pd.DataFrame) -> Table:
         id="serving_transfer",
         title="Which operation's efficiency carries over to a model the fit never saw",
         caption="The agg TPOT error of the calibrated estimate leaving one model out (each engine's constants fitted "
-        "on its points of the other models), with today's named costs and with one candidate cost added, its constant "
-        "per engine fitted with the others within a physical bound: a fixed cost per layer of each step (0 to 1 ms), "
-        "a cost per sequence per attention-DP rank (0 to 1 ms), latent attention, fp4 weights or MoE weights at their "
-        "own fraction of the rate the rest runs at, and decode attention's parallelism (the KV read at 1 / (1 + x / "
-        "blocks) of its rate, a block one sequence and one KV head of a GPU, x 0 to 1,000). A cost that lowers the "
-        "error carries over from the other "
-        "models; one that raises it or leaves it is set by the model's own kernels, which the other models do not "
-        "tell (serving_transfer_models: what is left per model).",
+        "on its points of the other models): with the estimate's own costs, without its fixed cost per layer of each "
+        "step, per sequence of an attention-DP rank, or both (held at 0, a fixed cost per step alone), and with one "
+        "candidate cost added, its constant per engine fitted with the others within a physical bound: latent "
+        "attention, fp4 weights or MoE weights at their own fraction of the rate the rest runs at, and decode "
+        "attention's parallelism (the KV read at 1 / (1 + x / blocks) of its rate, a block one sequence and one KV "
+        "head of a GPU, x 0 to 1,000). A cost that lowers the error carries over from the other models; one that "
+        "raises it or leaves it is set by the model's own kernels, which the other models do not tell "
+        "(serving_transfer_models: what is left per model).",
         columns=_TRANSFER,
         rows=records(frame, _TRANSFER),
         sources=(MEASUREMENTS_SOURCE,),
@@ -500,8 +501,8 @@ _TRANSFER_MODELS = (
     Column("cache", "Cache"),
     Column("mlp", "MLP"),
     Column("points", "Points", "derived", "int", "count"),
-    Column("median_error_today", "Median |error|, today's costs", "derived", "percent0", "ratio"),
-    Column("median_error", "Median |error|, with per layer and sequence", "derived", "percent0", "ratio"),
+    Column("median_error_baseline", "Median |error|, a fixed cost per step alone", "derived", "percent0", "ratio"),
+    Column("median_error", "Median |error|, the estimate", "derived", "percent0", "ratio"),
     Column("measured_over_estimate", "Measured / estimate, median", "derived", "times2", "ratio"),
     Column("measured_over_estimate_p10", "Measured / estimate, 10th pct", "derived", "times2", "ratio"),
     Column("measured_over_estimate_p90", "Measured / estimate, 90th pct", "derived", "times2", "ratio"),
@@ -517,8 +518,8 @@ def transfer_models(models: pd.DataFrame) -> Table:
         id="serving_transfer_models",
         title="What a model left out of every fit keeps of its error",
         caption="Per model, over its agg points with each engine's constants fitted on the other models' points: the "
-        "median TPOT error with today's named costs and with a fixed cost per layer and per sequence added "
-        "(serving_transfer's best), and with those the median and the 10th to 90th percentiles of measured / "
+        "median TPOT error with a fixed cost per step alone and with the estimate's costs (a fixed cost per step, "
+        "per layer and per sequence), and with the latter the median and the 10th to 90th percentiles of measured / "
         "estimate. A median far from 1 is an efficiency the model's own shapes and checkpoint set, which the other "
         "models' constants do not tell and only a measurement of the model does; the band is what varies within the "
         "model by device, layout and format, which no constant per model would take out.",

@@ -3,7 +3,7 @@
 Least squares (scipy.optimize.least_squares, trust-region reflective) on the relative errors estimate / measured - 1
 of every point's TPOT (kvwall.model.decode_costs), within bounds that keep each constant physical: a fixed step cost
 of 0 to 50 ms, realized fractions of the datasheet bandwidth and peak of 1% to 1, a latency per collective message of
-0 to 50 us. The fitted constants are rounded to SIGNIFICANT_DIGITS before any use. The fixed cost before a first
+0 to 50 us, a cost per layer and one per sequence of each step of 0 to 1 ms. The fitted constants are rounded to SIGNIFICANT_DIGITS before any use. The fixed cost before a first
 token (0 to 5 s) is then fitted alone, the same way, on the relative TTFT errors of the agg points
 (kvwall.model.first_token_estimate at the rounded rates); a value within AT_BOUND of its range from a bound is that
 bound. The 95% intervals (1.96 standard errors from the Jacobian at the optimum, J^T J scaled by the residual
@@ -23,14 +23,15 @@ from kvwall.model.engine_constants import EngineConstants, rounded
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS, US
 
-#: Lower and upper bounds of (fixed step cost s, HBM fraction, FLOP fraction, latency s), and the starting point.
-LOWER = (0.0, 0.01, 0.01, 0.0)
-UPPER = (50 * MS, 1.0, 1.0, 50 * US)
-START = (1 * MS, 0.7, 0.4, 5 * US)
-_SCALE = np.array([MS, 1.0, 1.0, US])
+#: Lower and upper bounds of EngineConstants.STEP_NAMES (fixed step cost s, HBM fraction, FLOP fraction, latency s,
+#: cost per layer s, cost per sequence s), and the starting point.
+LOWER = (0.0, 0.01, 0.01, 0.0, 0.0, 0.0)
+UPPER = (50 * MS, 1.0, 1.0, 50 * US, 1 * MS, 1 * MS)
+START = (1 * MS, 0.7, 0.4, 5 * US, 10 * US, 10 * US)
+_SCALE = np.array([MS, 1.0, 1.0, US, US, US])
 #: Bounds and start of the fixed cost before a first token (s).
 FIRST_TOKEN_BOUNDS, FIRST_TOKEN_START = (0.0, 5.0), 0.1
-#: Fewest points an engine's fit needs (four constants, a few points each).
+#: Fewest points an engine's fit needs (six constants, a few points each).
 MIN_POINTS = 20
 
 
@@ -59,8 +60,13 @@ def settled(value: float, low: float, high: float) -> float:
     return rounded(low if value - low < reach else high if high - value < reach else value)
 
 
+def step_constants(values, first_token_fixed: float = 0.0) -> EngineConstants:
+    """The constants whose decode-step values are ``values``, in EngineConstants.STEP_NAMES' order."""
+    return EngineConstants(**dict(zip(EngineConstants.STEP_NAMES, values)), first_token_fixed=first_token_fixed)
+
+
 def _residuals(x: np.ndarray, inputs: CostInputs, tpot: np.ndarray, tokens: float) -> np.ndarray:
-    return step_of(priced_costs(inputs, EngineConstants(*(x * _SCALE)))) / tokens / tpot - 1.0
+    return step_of(priced_costs(inputs, step_constants(x * _SCALE))) / tokens / tpot - 1.0
 
 
 def _interval(fit) -> np.ndarray:
@@ -76,7 +82,7 @@ def _first_token_fixed(points: pd.DataFrame, ttft: np.ndarray, constants: Engine
         return 0.0, 0.0, int(agg.sum())
     chosen, measured = points.loc[agg], ttft[agg]
     # the estimate is the fixed cost plus prefills that do not depend on it: priced once, the fit adds its value
-    prefill = first_token_estimate(chosen, EngineConstants(*constants.values()[:4], 0.0))
+    prefill = first_token_estimate(chosen, constants)
 
     def residuals(x):
         return (x[0] + prefill) / measured - 1.0
@@ -99,8 +105,8 @@ def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str
     fit = least_squares(_residuals, np.array(START) / _SCALE, bounds=(np.array(LOWER) / _SCALE, np.array(UPPER) / _SCALE),
                         args=(cost_inputs(points), tpot, tokens), method="trf")
     half = tuple(rounded(float(h), 2) for h in _interval(fit) * _SCALE)
-    constants = EngineConstants(*(settled(float(v), low, high) for v, low, high in zip(fit.x * _SCALE, LOWER, UPPER)))
+    step = [settled(float(v), low, high) for v, low, high in zip(fit.x * _SCALE, LOWER, UPPER)]
     if ttft_s is None:
-        return Calibration(constants, (*half, 0.0), int(len(points)), 0)
-    fixed, fixed_half, counted = _first_token_fixed(points, np.asarray(ttft_s, dtype=float), constants)
-    return Calibration(EngineConstants(*constants.values()[:4], fixed), (*half, fixed_half), int(len(points)), counted)
+        return Calibration(step_constants(step), (*half, 0.0), int(len(points)), 0)
+    fixed, fixed_half, counted = _first_token_fixed(points, np.asarray(ttft_s, dtype=float), step_constants(step))
+    return Calibration(step_constants(step, fixed), (*half, fixed_half), int(len(points)), counted)

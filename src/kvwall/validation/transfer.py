@@ -1,15 +1,13 @@
 """Which operation's efficiency carries over to a model no fit saw, and which does not: derived from reported data.
 
 The offsets (kvwall.validation.offsets) learn per engine, model, device and layout how well an engine runs one
-model's shapes; for a model left out of every fit none of that is known. Here each candidate cost of TERMS is added to
-the decode step of kvwall.model.decode_costs with one more constant per engine, fitted with the engine's four
-(kvwall.validation.calibration: least squares on the relative TPOT errors, within bounds that keep each constant
-physical), and the agg TPOT is predicted leaving one model out (constants fitted on the engine's points of the other
-models; kvwall.validation.estimate_error.held_out's scheme). A term whose efficiency transfers lowers that error; one
+model's shapes; for a model left out of every fit none of that is known. Here the agg TPOT is predicted leaving one
+model out (each engine's constants fitted on its points of the other models, as kvwall.validation.calibration fits
+them: least squares on the relative TPOT errors, within bounds that keep each constant physical) with the estimate's
+own costs (kvwall.model.decode_costs), without its cost per layer, per sequence or both (held at 0), and with each
+candidate cost of TERMS added, one more constant per engine. A cost whose efficiency transfers lowers that error; one
 that a model's own shapes set, learnt on the other models, does not. TERMS, each a cost per GPU per step (s):
 
-    layer      x_L x layers per PP stage x PP idle    a fixed cost per layer of each step (kernel launches), 0 to 1 ms
-    sequence   x_S x sequences per attention-DP rank  a cost per sequence of each step (scheduling, sampling), 0 to 1 ms
     latent     x_A x the KV cost, latent caches only  latent (MLA) attention at 1 / (1 + x_A) of the KV rate, 0 to 20
     fp4        x_F x the weight cost, fp4 GEMMs only  fp4 weights at 1 / (1 + x_F) of the weight rate, 0 to 20
     moe        x_M x the weight cost, MoE models only MoE weights at 1 / (1 + x_M) of the weight rate, 0 to 20
@@ -19,10 +17,11 @@ that a model's own shapes set, learnt on the other models, does not. TERMS, each
                                                       and too few blocks leave the GPU's multiprocessors idle: the KV
                                                       read at 1 / (1 + x_P / blocks) of its rate, x_P 0 to 1,000
 
-Per model, the same with the term set that lowers the error most (BEST): the median error today and with it, and
-the median and the 10th to 90th percentiles of measured / estimate with it. A model whose median is far from 1 is
-run at an efficiency its shapes set and the other models' do not tell (an offset of its own would take it out); its
-band is what varies within the model, by device, layout and format, that no constant per model would take out.
+Per model, its median error with a fixed cost per step alone (BASELINE) and with the estimate's costs, and with the
+latter the median and the 10th to 90th percentiles of measured / estimate. A model whose median is far from 1 is
+run at an efficiency its shapes or its measurements' campaign set and the other models' do not tell (an offset of its
+own would take it out); its band is what varies within the model, by device, layout and format, that no constant per
+model would take out.
 """
 
 from __future__ import annotations
@@ -35,43 +34,43 @@ import pandas as pd
 from kvwall.model.decode_costs import CostInputs, cost_inputs, priced_costs, step_of
 from kvwall.model.engine_constants import EngineConstants
 from kvwall.model.sharding import kv_heads_per_device
-from kvwall.validation.calibration import LOWER, MIN_POINTS, START, UPPER, settled
+from kvwall.validation.calibration import LOWER, MIN_POINTS, START, UPPER, settled, step_constants
 from kvwall.validation.estimate_error import BAND, error_statistics
 from kvwall.units import MS, US
 
 #: Per term: its lower and upper bound, start and scale.
-TERMS = {"layer": (0.0, 1 * MS, 10 * US, US), "sequence": (0.0, 1 * MS, 10 * US, US),
-         "latent": (0.0, 20.0, 0.5, 1.0), "fp4": (0.0, 20.0, 0.5, 1.0), "moe": (0.0, 20.0, 0.5, 1.0),
+TERMS = {"latent": (0.0, 20.0, 0.5, 1.0), "fp4": (0.0, 20.0, 0.5, 1.0), "moe": (0.0, 20.0, 0.5, 1.0),
          "attention": (0.0, 1000.0, 8.0, 1.0)}
-#: The term sets tried, each with the words its row names it by, in the table's order.
-TERM_SETS = {"today's costs": (), "a cost per layer": ("layer",), "a cost per sequence": ("sequence",),
-             "a cost per layer and per sequence": ("layer", "sequence"),
-             "latent attention's efficiency": ("latent",), "fp4 weights' efficiency": ("fp4",),
-             "MoE weights' efficiency": ("moe",), "attention's parallelism": ("attention",)}
-#: The term set the models are shown with: the one that lowers the committed measurements' error most.
-BEST = "a cost per layer and per sequence"
-#: The scale of the four constants of kvwall.validation.calibration, as it scales them.
-_BASE_SCALE = (MS, 1.0, 1.0, US)
+#: The estimate's costs: its constants, and the terms added to it.
+ESTIMATE = "the estimate's costs"
+#: The fit with a fixed cost per step alone (the per-layer and per-sequence constants held at 0).
+BASELINE = "without the costs per layer and per sequence"
+#: The fits tried, each with the words its row names it by, in the table's order: the constants of
+#: EngineConstants.STEP_NAMES held at 0, and the terms added.
+TERM_SETS = {ESTIMATE: ((), ()), "without the cost per layer": (("layer_step",), ()),
+             "without the cost per sequence": (("sequence_step",), ()),
+             BASELINE: (("layer_step", "sequence_step"), ()),
+             "latent attention's efficiency": ((), ("latent",)), "fp4 weights' efficiency": ((), ("fp4",)),
+             "MoE weights' efficiency": ((), ("moe",)), "attention's parallelism": ((), ("attention",))}
+#: The scale of the constants of kvwall.validation.calibration, as it scales them.
+_BASE_SCALE = (MS, 1.0, 1.0, US, US, US)
 #: What each model's cache is called in the per-model table, by its attention's type.
 CACHE_KINDS = {"FullAttention": "GQA", "SlidingWindowAttention": "window", "LatentAttention": "latent",
                "LayerStack": "layer stack"}
 
 
 def term_inputs(points: pd.DataFrame, models: Mapping) -> pd.DataFrame:
-    """Per point (kvwall.validation.points' columns): the layers per PP stage, the sequences per attention-DP rank,
-    whether its cache is latent, its GEMMs fp4 and its model MoE, and its decode attention's blocks (sequences per
-    attention-DP rank x KV heads per GPU, kvwall.model.sharding.kv_heads_per_device; one head for a latent cache)
-    (``models``: the catalogue's, by id)."""
+    """Per point (kvwall.validation.points' columns): whether its cache is latent, its GEMMs fp4 and its model MoE,
+    and its decode attention's blocks (sequences per attention-DP rank x KV heads per GPU,
+    kvwall.model.sharding.kv_heads_per_device; one head for a latent cache) (``models``: the catalogue's, by id)."""
     model = points["model"].map(models)
     heads = [kv_heads_per_device(m, int(tp)) or 1 for m, tp in zip(model, points["tp"])]
-    sequences = points["running_batch"].to_numpy(dtype=float) / points["dp"].to_numpy(dtype=float)
     return pd.DataFrame({
-        "layers_per_stage": model.map(lambda m: m.n_layers).to_numpy(dtype=float) / points["pp"].to_numpy(dtype=float),
-        "sequences_per_rank": sequences,
         "latent": model.map(lambda m: type(m.attention).__name__ == "LatentAttention").to_numpy(dtype=float),
         "fp4": (points["weight_format"] == "fp4").to_numpy(dtype=float),
         "moe": model.map(lambda m: m.moe is not None).to_numpy(dtype=float),
-        "attention_blocks": sequences * np.asarray(heads, dtype=float)}, index=points.index)
+        "attention_blocks": points["sequences_per_rank"].to_numpy(dtype=float) * np.asarray(heads, dtype=float)},
+        index=points.index)
 
 
 def term_arrays(inputs: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -79,13 +78,11 @@ def term_arrays(inputs: pd.DataFrame) -> dict[str, np.ndarray]:
     return {name: inputs[name].to_numpy() for name in inputs.columns}
 
 
-def term_costs(costs: Mapping[str, np.ndarray], idle: np.ndarray, inputs: Mapping[str, np.ndarray],
+def term_costs(costs: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
                values: Mapping[str, float]) -> dict[str, np.ndarray]:
     """Seconds per step per GPU of each term of ``values`` (name -> its constant), beside the named ``costs`` of the
-    same points (kvwall.model.decode_costs), their pipeline ``idle`` and their term_arrays ``inputs``."""
-    priced = {"layer": lambda x: x * inputs["layers_per_stage"] * idle,
-              "sequence": lambda x: x * inputs["sequences_per_rank"],
-              "latent": lambda x: x * costs["kv"] * inputs["latent"],
+    same points (kvwall.model.decode_costs) and their term_arrays ``inputs``."""
+    priced = {"latent": lambda x: x * costs["kv"] * inputs["latent"],
               "fp4": lambda x: x * costs["weights"] * inputs["fp4"],
               "moe": lambda x: x * costs["weights"] * inputs["moe"],
               "attention": lambda x: x * costs["kv"] / inputs["attention_blocks"]}
@@ -97,49 +94,51 @@ def step_with_terms(points: CostInputs, inputs: Mapping[str, np.ndarray], consta
     """The decode step per GPU (s) of the points ``points`` holds (kvwall.model.decode_costs.cost_inputs): the
     named costs' sum plus each term's cost."""
     costs = priced_costs(points, constants)
-    return step_of(costs) + sum(term_costs(costs, points.idle, inputs, values).values(), np.zeros(len(points.idle)))
+    return step_of(costs) + sum(term_costs(costs, inputs, values).values(), np.zeros(len(points.idle)))
 
 
 def fit_terms(points: CostInputs, inputs: Mapping[str, np.ndarray], tpot_s: np.ndarray, tokens: float,
-              terms: tuple[str, ...]) -> tuple[EngineConstants, dict[str, float]] | None:
-    """One engine's four constants and each of ``terms``' fitted on ``points`` and their measured TPOT (s), each
-    settled as kvwall.validation.calibration settles its own (a bound within a millionth of the range, three
-    significant digits); None where there are fewer than MIN_POINTS."""
+              terms: tuple[str, ...], held: tuple[str, ...] = ()) -> tuple[EngineConstants, dict[str, float]] | None:
+    """One engine's constants but ``held`` (names of EngineConstants.STEP_NAMES, held at 0) and each of ``terms``'
+    fitted on ``points`` and their measured TPOT (s), each settled as kvwall.validation.calibration settles its own
+    (a bound within a millionth of the range, three significant digits); None where there are fewer than
+    MIN_POINTS."""
     if len(points.idle) < MIN_POINTS:
         return None
-    scale = np.array([*_BASE_SCALE, *(TERMS[t][3] for t in terms)])
-    low = np.array([*LOWER, *(TERMS[t][0] for t in terms)]) / scale
-    high = np.array([*UPPER, *(TERMS[t][1] for t in terms)]) / scale
-    start = np.array([*START, *(TERMS[t][2] for t in terms)]) / scale
+    free = [i for i, name in enumerate(EngineConstants.STEP_NAMES) if name not in held]
+    scale = np.array([*(_BASE_SCALE[i] for i in free), *(TERMS[t][3] for t in terms)])
+    low = np.array([*(LOWER[i] for i in free), *(TERMS[t][0] for t in terms)]) / scale
+    high = np.array([*(UPPER[i] for i in free), *(TERMS[t][1] for t in terms)]) / scale
+    start = np.array([*(START[i] for i in free), *(TERMS[t][2] for t in terms)]) / scale
     measured = np.asarray(tpot_s, dtype=float)
 
-    def split(x: np.ndarray) -> tuple[EngineConstants, dict[str, float]]:
-        values = x * scale
-        return EngineConstants(*values[:4]), dict(zip(terms, values[4:]))
+    def split(values) -> tuple[EngineConstants, dict[str, float]]:
+        step = np.zeros(len(EngineConstants.STEP_NAMES))
+        step[free] = values[:len(free)]
+        return step_constants(step), dict(zip(terms, values[len(free):]))
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        return step_with_terms(points, inputs, *split(x)) / tokens / measured - 1.0
+        return step_with_terms(points, inputs, *split(x * scale)) / tokens / measured - 1.0
 
     from scipy.optimize import least_squares  # here, as kvwall.validation.calibration imports it
 
     fit = least_squares(residuals, start, bounds=(low, high), method="trf")
     bounds = [(lo * sc, hi * sc) for lo, hi, sc in zip(low, high, scale)]
-    values = [settled(float(v), *bound) for v, bound in zip(fit.x * scale, bounds)]
-    return EngineConstants(*values[:4]), dict(zip(terms, values[4:]))
+    return split([settled(float(v), *bound) for v, bound in zip(fit.x * scale, bounds)])
 
 
 def leave_one_model_out(points: pd.DataFrame, inputs: pd.DataFrame, tpot_s: np.ndarray, tokens: float,
-                        terms: tuple[str, ...]) -> np.ndarray:
-    """The TPOT (s) of each agg point with its engine's constants and ``terms`` fitted on the engine's points (agg
-    and disagg, as kvwall.validation.calibration fits) of the other models (NaN where too few are left, and for a
-    disagg point)."""
+                        terms: tuple[str, ...], held: tuple[str, ...] = ()) -> np.ndarray:
+    """The TPOT (s) of each agg point with its engine's constants (but ``held``) and ``terms`` fitted on the
+    engine's points (agg and disagg, as kvwall.validation.calibration fits) of the other models (NaN where too few
+    are left, and for a disagg point)."""
     predicted = np.full(len(points), np.nan)
     position = pd.Series(np.arange(len(points)), index=points.index)
     priced, arrays = cost_inputs(points), term_arrays(inputs)
     for (engine, model), test in points[points["mode"] == "agg"].groupby(["backend", "model"], sort=True):
         train = (points["backend"] == engine).to_numpy() & (points["model"] != model).to_numpy()
         fitted = fit_terms(priced.take(train), {name: a[train] for name, a in arrays.items()}, tpot_s[train], tokens,
-                           terms)
+                           terms, held)
         if fitted is not None:
             at = position.loc[test.index].to_numpy()
             predicted[at] = step_with_terms(priced.take(at), {name: a[at] for name, a in arrays.items()}, *fitted) / tokens
@@ -148,28 +147,29 @@ def leave_one_model_out(points: pd.DataFrame, inputs: pd.DataFrame, tpot_s: np.n
 
 def transfer(points: pd.DataFrame, tpot_s: np.ndarray, models: Mapping, tokens: float
              ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Over the agg points of ``points`` and their measured TPOT (s): per term set of TERM_SETS, the leave-one-model-out error
-    (kvwall.validation.estimate_error.error_statistics); per model, its cache kind, MLP (dense or MoE), points, its
-    median error today and with BEST, and with BEST the median and BAND quantiles of measured / estimate."""
+    """Over the agg points of ``points`` and their measured TPOT (s): per fit of TERM_SETS, the leave-one-model-out
+    error (kvwall.validation.estimate_error.error_statistics); per model, its cache kind, MLP (dense or MoE), points,
+    its median error with BASELINE and with ESTIMATE, and with ESTIMATE the median and BAND quantiles of measured /
+    estimate."""
     agg = (points["mode"] == "agg").to_numpy()
     inputs, every = term_inputs(points, models), np.asarray(tpot_s, dtype=float)
-    predicted = {name: leave_one_model_out(points, inputs, every, tokens, terms)[agg]
-                 for name, terms in TERM_SETS.items()}
+    predicted = {name: leave_one_model_out(points, inputs, every, tokens, terms, held)[agg]
+                 for name, (held, terms) in TERM_SETS.items()}
     chosen, measured = points[agg], every[agg]
     rows = []
-    for name, terms in TERM_SETS.items():
+    for name in TERM_SETS:
         error = np.abs(predicted[name] / measured - 1.0)
         rows.append({"terms": name, **error_statistics(error[np.isfinite(error)])})
     by_model = []
     for model, at in chosen.groupby("model", sort=True).indices.items():
-        ratio, today = measured[at] / predicted[BEST][at], predicted["today's costs"][at] / measured[at]
-        ratio, today = ratio[np.isfinite(ratio)], today[np.isfinite(today)]
+        ratio, baseline = measured[at] / predicted[ESTIMATE][at], predicted[BASELINE][at] / measured[at]
+        ratio, baseline = ratio[np.isfinite(ratio)], baseline[np.isfinite(baseline)]
         if ratio.size == 0:
             continue
         low, high = np.quantile(ratio, BAND)
         by_model.append({"model": model, "cache": CACHE_KINDS[type(models[model].attention).__name__],
                          "mlp": "dense" if models[model].moe is None else "MoE", "points": int(ratio.size),
-                         "median_error_today": float(np.median(np.abs(today - 1.0))),
+                         "median_error_baseline": float(np.median(np.abs(baseline - 1.0))),
                          "median_error": float(np.median(np.abs(ratio - 1.0) / ratio)),
                          "measured_over_estimate": float(np.median(ratio)),
                          "measured_over_estimate_p10": float(low), "measured_over_estimate_p90": float(high)})
