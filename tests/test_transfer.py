@@ -88,9 +88,9 @@ def test_the_committed_transfer_tables_read_against_the_estimates_own_error(root
     for column in ("points", "median_error", "mean_error", "within_10", "within_20"):
         assert terms.loc[ESTIMATE, column] == pytest.approx(estimate[column], abs=1e-4), column
     assert list(terms.index) == list(TERM_SETS)
-    # the costs per layer and per sequence earn their place: without them 19.4%, with them 17.4%, short of 10%
-    assert terms.loc[BASELINE, "median_error"] == pytest.approx(0.194, abs=5e-4)
-    assert terms.loc[ESTIMATE, "median_error"] == pytest.approx(0.174, abs=5e-4)
+    # the costs per layer and per sequence earn their place: without them 19.6%, with them 17.5%, short of 10%
+    assert terms.loc[BASELINE, "median_error"] == pytest.approx(0.196, abs=5e-4)
+    assert terms.loc[ESTIMATE, "median_error"] == pytest.approx(0.175, abs=5e-4)
     assert terms.loc[ESTIMATE, "median_error"] < terms.loc["without the cost per layer", "median_error"]
     assert terms.loc[ESTIMATE, "median_error"] < terms.loc["without the cost per sequence", "median_error"]
     # the latent cache's own efficiency and attention's parallelism, learnt on the other models, do not carry over

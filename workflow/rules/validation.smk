@@ -13,6 +13,7 @@ VALIDATION_TABLES = {
     "offsets": "derived/serving_estimate_offsets",
     "sources": "derived/serving_error_sources",
     "repeatability": "derived/serving_repeatability",
+    "versions": "derived/serving_version_spread",
     "shares": "derived/serving_cost_shares",
     "claim_costs": "derived/serving_format_claim_costs",
 }

@@ -19,6 +19,7 @@ from kvwall.validation.estimate_error import FOLDS, assess, in_sample_offsets, m
 from kvwall.validation.held_out_claim import held_out_speedups
 from kvwall.validation.repeatability import repeatability
 from kvwall.validation.run import load_validation
+from kvwall.validation.versions import version_spread
 
 *outputs, view_path, validated = sys.argv[1:]
 catalog = load_view(view_path).catalog
@@ -42,6 +43,7 @@ built = {
     "derived/serving_error_sources": tables.error_sources(
         error_sources(result.understood, rows, predicted[f"grouped {FOLDS}-fold"]["tpot"])),
     "derived/serving_repeatability": tables.repeatability(repeatability(result.understood, rows)),
+    "derived/serving_version_spread": tables.version_spread(version_spread(result.understood, rows, catalog.models)),
     "derived/serving_cost_shares": tables.cost_shares(
         cost_shares(result.understood, rows.loc[result.understood.index, "silicon_tpot_ms"], calibrations,
                     vmap.tokens_per_step)),

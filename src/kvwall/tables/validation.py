@@ -393,6 +393,40 @@ def repeatability(summary: dict[str, float]) -> Table:
     )
 
 
+_VERSION_SPREAD = (
+    Column("versions", "Engine versions"),
+    Column("checkpoints", "Models"),
+    Column("configurations", "Configurations", "derived", "int", "count"),
+    Column("pairs", "Pairs", "derived", "int", "count"),
+    Column("median_distance", "Median |ratio - 1|", "derived", "percent1", "ratio"),
+    Column("within_10", "Within 10%", "derived", "percent0", "ratio"),
+    Column("within_20", "Within 20%", "derived", "percent0", "ratio"),
+    Column("low", "Ratio, 10th pct", "derived", "fixed3", "ratio"),
+    Column("high", "Ratio, 90th pct", "derived", "fixed3", "ratio"),
+)
+
+
+@keyed("versions", "checkpoints")
+def version_spread(spread: pd.DataFrame) -> Table:
+    """How far one configuration's measured TPOT moves with the engine version and the checkpoint
+    (kvwall.validation.versions)."""
+    frame = spread.assign(**{c.name: spread[c.name].map(lambda v: rounded(float(v), 4))
+                             for c in _VERSION_SPREAD[4:]})
+    return Table(
+        id="serving_version_spread",
+        title="How far an engine version and a checkpoint move one deployment's TPOT",
+        caption="The ordered pairs of two measurements of one agg configuration (a deployment at one concurrency, "
+        "as serving_repeatability's, with a model taken as its shapes: DeepSeek-V3 and DeepSeek-R1 are one), split "
+        "by their engine versions (the same, two, or one not recorded) and their models (one, or two of the same "
+        "shapes), with their ratio of measured TPOT: the median distance from 1, the shares within 10% and 20%, and "
+        "the 10th and 90th percentiles. A model never measured comes with a checkpoint and an engine version of "
+        "its own, which no constant fitted on the other models knows (serving_transfer).",
+        columns=_VERSION_SPREAD,
+        rows=records(frame, _VERSION_SPREAD),
+        sources=(MEASUREMENTS_SOURCE,),
+    )
+
+
 _SHARES = (
     Column("backend", "Engine"),
     Column("device", "Device"),

@@ -1,8 +1,10 @@
 """One measurement, one point: rows of the serving measurements that list one measurement more than once.
 
 Two understood rows are one measurement when they share the device, engine, mode, lengths, weight format and requests
-in flight, and their measured TPOT and TTFT to the last digit (the shared file lists some measurements under two
-ids: a dated campaign's and a configuration's, ``_cfg<K>``). Of each such set one row is kept: the first whose id
+in flight, and their measured TPOT and TTFT to within a relative 1e-12 (SAME_VALUE: the shared file lists some
+measurements under two ids, a dated campaign's and a configuration's, ``_cfg<K>``, and writes some of those twice
+with a last digit that differs, as a float printed from two computations of one number does; two measurements never
+agree to twelve digits). Of each such set one row is kept: the first whose id
 names its layout (``_tp<N>_ep<M>_``, which kvwall.validation.layout holds to its columns), else the first in file
 order. The others are refused, never dropped silently:
 - at the kept row's layout, as one measurement listed twice (counted once, as the kept row);
@@ -20,6 +22,8 @@ from kvwall.validation.layout import LAYOUT, named_layout
 
 #: What makes two rows one measurement, besides their measured TPOT and TTFT.
 SAME_RUN = ("device", "backend", "mode", "isl", "osl", "weight_format", "in_flight")
+#: Two measured times closer than this, relative to the larger, are one number printed twice.
+SAME_VALUE = 1e-12
 #: The engine layout two copies are compared at.
 ENGINE = ("devices", *LAYOUT)
 
@@ -27,6 +31,15 @@ LISTED_TWICE = "one measurement listed twice: the TPOT and TTFT of another row a
 ELSEWHERE = "a layout the row does not record: its TPOT and TTFT are another row's, whose id names another layout"
 IN_CONFIGURATION = "a layout the row does not record: a row of its configuration is another row's, at another layout"
 UNNAMED = "a layout the row does not record: its TPOT and TTFT are another row's at another layout, neither named"
+
+
+def same_values(values: pd.Series) -> pd.Series:
+    """Each value as the smallest of the values it is within SAME_VALUE of, step by step in sorted order: one number
+    printed twice, its last digits apart, becomes one."""
+    ordered = values.sort_values(kind="stable")
+    starts = ordered.diff() > SAME_VALUE * ordered.abs()
+    starts.iloc[:1] = True
+    return ordered.where(starts).ffill().reindex(values.index)
 
 
 def configuration(ids: pd.Series) -> pd.Series:
@@ -60,6 +73,7 @@ def copies(points: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
     reason = pd.Series(None, index=points.index, dtype=object)
     open_points = points[points["reason"].isna()].assign(tpot=rows["silicon_tpot_ms"], ttft=rows["silicon_ttft_ms"])
     keyed = open_points.dropna(subset=[*SAME_RUN, "tpot", "ttft"])
+    keyed = keyed.assign(tpot=same_values(keyed["tpot"]), ttft=same_values(keyed["ttft"]))
     repeated = keyed[keyed.duplicated([*SAME_RUN, "tpot", "ttft"], keep=False)]
     repeated = repeated.assign(set=repeated.groupby([*SAME_RUN, "tpot", "ttft"], sort=False).ngroup(),
                                index=repeated.index)
