@@ -27,7 +27,7 @@ COST_COLORS = {
 #: How each cost is named in the legend.
 COST_NAMES = {
     "weights": "weights read", "kv": "KV read", "compute": "compute past the bytes", "collectives": "collectives",
-    "imbalance": "busiest EP rank", "fixed": "fixed step cost", "prefill": "others' prefill (agg)",
+    "imbalance": "busiest EP rank", "fixed": "fixed: per step, layer, sequence", "prefill": "others' prefill (agg)",
 }
 #: The unexplained remainder (positive) and the costs past the measurement (a negative remainder).
 UNEXPLAINED = {"facecolor": "#d9d9d9", "hatch": "//", "edgecolor": "#808080", "linewidth": 0.0}
