@@ -60,3 +60,10 @@ def test_the_committed_table_and_what_the_validation_page_says_of_it():
             f"shape under two versions, by {shapes['median_distance']:.1%} (none within 10%)") in prose
     assert shapes["within_10"] == 0.0
     assert f"error leaving one model out ({transfer['the estimate' + chr(39) + 's costs']:.1%})" in prose
+
+
+def test_the_readme_states_what_another_engine_version_moves():
+    spread = pd.read_csv(ROOT / "tables/derived/serving_version_spread.csv").set_index(["versions", "checkpoints"])
+    two = spread.loc[("two versions", "one model"), "median_distance"]
+    assert (f"One deployment measured under two versions of one engine differs by a median {two:.1%} "
+            f"(`tables/derived/serving_version_spread`)") in words("README.md")
