@@ -130,16 +130,38 @@ def test_the_prefill_stretch_is_the_step_over_the_step_without_its_prefill(point
     assert disagg.any() and (stretch[disagg] == 1.0).all() and (stretch[~disagg] > 1.0).any()
 
 
+def test_a_request_past_the_batch_that_runs_waits_for_a_slot_by_littles_law(committed_validation):
+    # Llama-3.1-70B, FP8, on one H200 under TensorRT-LLM at 1024 / 8192: 128 requests in flight, 75 of them fit
+    rows, _, result = committed_validation
+    understood = result.understood
+    point = understood[(understood["model"] == "llama-3.1-70b") & (understood["device"] == "h200-sxm")
+                       & (understood["backend"] == "trtllm") & (understood["tp"] == 1) & (understood["isl"] == 1024)
+                       & (understood["osl"] == 8192) & (understood["in_flight"] == 128)]
+    assert len(point) == 1 and point["running_batch"].iloc[0] == 75
+    constants = EngineConstants(0.0, 0.9, 0.6, 0.0, first_token_fixed=0.05, layer_step=50e-6)
+    tpot = decode_step(point, constants)[0] / 2.0  # two tokens a step
+    # 53 requests wait while 75 slots free at 75 / (8192 x TPOT) a second: each waits 53 / 75 x 8192 x TPOT
+    wait = 53 / 75 * 8192 * tpot
+    prefill = 38.0 * point["prefill_flops_per_device"].iloc[0] / (0.6 * point["peak_flops"].iloc[0])  # (75 + 1) / 2
+    assert first_token_estimate(point, constants, 2.0)[0] == pytest.approx(0.05 + wait + prefill, rel=1e-12)
+    assert wait > 100.0  # minutes, not the seconds of a prefill wave: the measurement is 369 s
+    assert rows.loc[point.index[0], "silicon_ttft_ms"] / 1e3 > wait
+    # every request runs: no wait; a disagg point and a planned point (no requests in flight recorded) wait for none
+    fits = point.assign(in_flight=75.0)
+    assert first_token_estimate(fits, constants, 2.0)[0] == pytest.approx(0.05 + prefill, rel=1e-12)
+    assert first_token_estimate(point.drop(columns="in_flight"), constants, 2.0)[0] == pytest.approx(0.05 + prefill)
+
+
 def test_ttft_is_the_fixed_cost_plus_half_the_wave_of_prefills(points):
     constants = EngineConstants(1e-3, 0.8, 0.5, 20e-6, first_token_fixed=0.2)
     # 128 requests arrive together; one waits on average for (128 + 1) / 2 prefills of 1024 tokens over four GPUs.
     row = points.loc[DENSE_TP]
     expected = 0.2 + 64.5 * row["prefill_flops_per_device"] / (0.5 * 1.979e15)
-    assert math.isclose(first_token_estimate(points.loc[[DENSE_TP]], constants)[0], expected, rel_tol=1e-12)
+    assert math.isclose(first_token_estimate(points.loc[[DENSE_TP]], constants, 1.0)[0], expected, rel_tol=1e-12)
     assert round(expected * 1e3) == 2579
     disagg = points[points["mode"] == "disagg"].iloc[[0]]
     alone = 0.2 + disagg["replica_prefill_flops"].iloc[0] / (0.5 * disagg["peak_flops"].iloc[0])
-    assert math.isclose(first_token_estimate(disagg, constants)[0], alone, rel_tol=1e-12)
+    assert math.isclose(first_token_estimate(disagg, constants, 1.0)[0], alone, rel_tol=1e-12)
 
 
 def _synthetic(n=200, seed=1):
@@ -162,7 +184,7 @@ def test_a_fit_recovers_known_constants():
     known = EngineConstants(fixed_step=2e-3, hbm_fraction=0.75, flop_fraction=0.4, collective_latency=25e-6,
                             first_token_fixed=0.15, layer_step=30e-6, sequence_step=5e-6)
     synthetic = _synthetic()
-    fitted = calibrate(synthetic, decode_step(synthetic, known), 1, "synthetic", first_token_estimate(synthetic, known))
+    fitted = calibrate(synthetic, decode_step(synthetic, known), 1, "synthetic", first_token_estimate(synthetic, known, 1.0))
     assert fitted.constants == known  # to the three significant digits kept
     assert fitted.points == 200 and fitted.first_token_points == (synthetic["mode"] == "agg").sum()
     assert all(h >= 0 for h in fitted.half_interval) and len(fitted.half_interval) == 7
@@ -329,3 +351,15 @@ def test_the_validation_page_states_the_held_out_error_with_offsets(root):
     # the offsets buy most where the lookups are: every engine's held-out agg TPOT error falls
     for engine in ("sglang", "trtllm", "vllm"):
         assert error.loc[(SCHEMES[6], "TPOT", engine, "agg"), "median_error"] < error.loc[(SCHEMES[2], "TPOT", engine, "agg"), "median_error"]
+
+
+def test_the_validation_page_states_notebook_es_wait_for_a_slot(root):
+    import json
+    import re
+
+    executed = json.loads((root / "notebooks/executed/05_serving_validation.ipynb").read_text(encoding="utf-8"))
+    printed = "\n".join("".join(output.get("data", {}).get("text/plain", output.get("text", "")))
+                         for cell in executed["cells"] for output in cell.get("outputs", []))
+    wait = float(re.search(r"wait = \(128 - 75\) / 75 x 8,192 x [0-9.]+ ms = ([0-9.]+) s", printed).group(1))
+    assert 100.0 < wait < 369.0  # minutes of queueing, short of the measured 369 s
+    assert f"with 128 in flight and 75 running: {wait:.0f} s" in words("docs/validation.md")

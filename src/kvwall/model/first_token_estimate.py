@@ -5,10 +5,16 @@ of `running` prefills of isl tokens each runs on the engine, and a request waits
 of it and its own, (running + 1) / 2 prefills of F_pre FLOPs per GPU of the engine over f P (agg). A disaggregated
 request's prefill runs alone on its replica, its FLOPs per GPU of the replica (kvwall.model.first_token) over f P:
 the prefill workers' load is not recorded. Both add the fixed cost t0 before a first token (scheduling,
-tokenization, the first decode step, the response):
+tokenization, the first decode step, the response). In agg mode a request in flight beyond the batch that runs (the
+capacity crossover: fewer sequences fit than are in flight) first waits for a running one to end. The benchmark's
+clients are a closed loop, so in flight - running requests wait while slots free at running / (osl x TPOT) a
+second (each running request ends after osl steps), and by Little's law a request waits (in flight - running) /
+running x osl x TPOT, TPOT the decode step of kvwall.model.decode_costs over the tokens a step emits:
 
-    TTFT = t0 + (running + 1) / 2 x F_pre / (f P)      agg
-    TTFT = t0 + F_replica / (f P)                        disagg
+    TTFT = t0 + wait + (running + 1) / 2 x F_pre / (f P)      agg
+    TTFT = t0 + F_replica / (f P)                               disagg
+
+A point without the requests in flight (a planned one, which never exceeds what fits) waits for none.
 """
 
 from __future__ import annotations
@@ -16,13 +22,30 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from kvwall.model.decode_costs import decode_step
 from kvwall.model.engine_constants import EngineConstants
 
 
-def first_token_estimate(points: pd.DataFrame, constants: EngineConstants) -> np.ndarray:
-    """Seconds to the first token of each point: the fixed cost plus the prefills it waits for and its own."""
+def capacity_wait(points: pd.DataFrame, constants: EngineConstants, tokens: float) -> np.ndarray:
+    """Seconds an agg request waits for a running slot (the module's closed loop): (in flight - running) / running
+    x osl x TPOT, 0 where every request in flight runs, in disagg mode, or where the points do not record the
+    requests in flight; ``tokens`` per decode step."""
+    if "in_flight" not in points:
+        return np.zeros(len(points))
+    running = points["running_batch"].to_numpy(dtype=float)
+    waiting = np.where((points["mode"] == "agg").to_numpy(),
+                       np.maximum(points["in_flight"].to_numpy(dtype=float) - running, 0.0), 0.0)
+    if not waiting.any():
+        return np.zeros(len(points))
+    tpot = decode_step(points, constants) / tokens
+    return waiting / np.maximum(running, 1.0) * points["osl"].to_numpy(dtype=float) * tpot
+
+
+def first_token_estimate(points: pd.DataFrame, constants: EngineConstants, tokens: float) -> np.ndarray:
+    """Seconds to the first token of each point: the fixed cost, the wait for a running slot (capacity_wait) and the
+    prefills it waits for and its own; ``tokens`` per decode step."""
     rate = constants.flop_fraction * points["peak_flops"].to_numpy(dtype=float)
     wave = (points["running_batch"].to_numpy(dtype=float) + 1.0) / 2.0 * points["prefill_flops_per_device"].to_numpy(dtype=float)
     agg = (points["mode"] == "agg").to_numpy()
     prefill = np.where(agg, wave, points["replica_prefill_flops"].to_numpy(dtype=float)) / rate
-    return constants.first_token_fixed + prefill
+    return constants.first_token_fixed + capacity_wait(points, constants, tokens) + prefill

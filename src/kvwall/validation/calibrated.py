@@ -165,10 +165,10 @@ def estimate(points: pd.DataFrame, constants: EngineConstants, latency: float, t
     """The estimate of every point of ``points`` (kvwall.validation.points' columns) with ``constants``, beside the
     datasheet's (``latency``: the stated latency per collective message); ``tokens`` per decode step."""
     tpot = decode_step(points, constants) / tokens
-    ttft = first_token_estimate(points, constants)
+    ttft = first_token_estimate(points, constants, tokens)
     datasheet = datasheet_constants(latency)
     tpot_datasheet = decode_step(points, datasheet) / tokens
-    ttft_datasheet = first_token_estimate(points, datasheet)
+    ttft_datasheet = first_token_estimate(points, datasheet, tokens)
     costs = {name: values / tokens for name, values in decode_costs(points, constants).items()}
     return [Estimate(float(tpot[i]), float(ttft[i]), float(tpot_datasheet[i]), float(ttft_datasheet[i]),
                      {name: float(values[i]) for name, values in costs.items()}) for i in range(len(points))]
@@ -191,7 +191,7 @@ def estimate_columns(points: pd.DataFrame, calibrated: dict[str, EngineConstants
     for engine, group in understood.groupby("backend", sort=True):
         if engine in calibrated:
             out.loc[group.index, "tpot_estimate_ms"] = decode_step(group, calibrated[engine]) / tokens / MS
-            out.loc[group.index, "ttft_estimate_ms"] = first_token_estimate(group, calibrated[engine]) / MS
+            out.loc[group.index, "ttft_estimate_ms"] = first_token_estimate(group, calibrated[engine], tokens) / MS
             for name, seconds in decode_costs(group, calibrated[engine]).items():
                 out.loc[group.index, f"cost_{name}_ms"] = seconds / tokens / MS
     return out
@@ -219,7 +219,7 @@ def planned_columns(points: pd.DataFrame, calibrated: dict[str, EngineConstants]
         keys, sequences = point_keys(group), sequences_per_rank(group)
         stretch = pd.Series(prefill_stretch(costs), index=group.index)
         for column, quantity, seconds in (("tpot_planned_ms", "TPOT", step_of(costs) / tokens),
-                                          ("ttft_planned_ms", "TTFT", first_token_estimate(group, calibrated[engine]))):
+                                          ("ttft_planned_ms", "TTFT", first_token_estimate(group, calibrated[engine], tokens))):
             factor = np.exp(lookup.log_factors_of(quantity, keys, sequences, stretch))
             out.loc[group.index, column] = seconds * factor / MS
         levels = lookup.finest_levels("TPOT", keys)

@@ -75,14 +75,15 @@ def _interval(fit) -> np.ndarray:
     return 1.96 * np.sqrt(np.maximum(np.diag(np.linalg.pinv(fit.jac.T @ fit.jac) * variance), 0.0))
 
 
-def _first_token_fixed(points: pd.DataFrame, ttft: np.ndarray, constants: EngineConstants) -> tuple[float, float, int]:
+def _first_token_fixed(points: pd.DataFrame, ttft: np.ndarray, constants: EngineConstants,
+                       tokens: float) -> tuple[float, float, int]:
     """The fitted fixed cost before a first token (s), its half-interval (s) and the agg points it was fitted on."""
     agg = (points["mode"] == "agg").to_numpy()
     if agg.sum() < MIN_POINTS:
         return 0.0, 0.0, int(agg.sum())
     chosen, measured = points.loc[agg], ttft[agg]
     # the estimate is the fixed cost plus prefills that do not depend on it: priced once, the fit adds its value
-    prefill = first_token_estimate(chosen, constants)
+    prefill = first_token_estimate(chosen, constants, tokens)
 
     def residuals(x):
         return (x[0] + prefill) / measured - 1.0
@@ -108,5 +109,6 @@ def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str
     step = [settled(float(v), low, high) for v, low, high in zip(fit.x * _SCALE, LOWER, UPPER)]
     if ttft_s is None:
         return Calibration(step_constants(step), (*half, 0.0), int(len(points)), 0)
-    fixed, fixed_half, counted = _first_token_fixed(points, np.asarray(ttft_s, dtype=float), step_constants(step))
+    fixed, fixed_half, counted = _first_token_fixed(points, np.asarray(ttft_s, dtype=float), step_constants(step),
+                                                    tokens)
     return Calibration(step_constants(step, fixed), (*half, fixed_half), int(len(points)), counted)

@@ -45,7 +45,7 @@ BAND = (0.1, 0.9)
 
 def _predict(points: pd.DataFrame, constants: EngineConstants, tokens: float) -> tuple[np.ndarray, np.ndarray]:
     """TPOT and TTFT (ms) of ``points`` with ``constants``."""
-    return decode_step(points, constants) / tokens / MS, first_token_estimate(points, constants) / MS
+    return decode_step(points, constants) / tokens / MS, first_token_estimate(points, constants, tokens) / MS
 
 
 def stretches(points: pd.DataFrame, constants: EngineConstants) -> pd.Series:
