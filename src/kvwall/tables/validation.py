@@ -362,16 +362,21 @@ def error_sources(sources: pd.DataFrame) -> Table:
     )
 
 
-_REPEATABILITY = (
-    Column("mode", "Mode"),
-    Column("configurations", "Configurations", "derived", "int", "count"),
-    Column("rows", "Rows", "derived", "int", "count"),
-    Column("pairs", "Pairs", "derived", "int", "count"),
+#: The spread of TPOT ratios of pairs of measurements (kvwall.validation.repeatability.ratio_spread).
+_RATIO_SPREAD = (
     Column("median_distance", "Median |ratio - 1|", "derived", "percent1", "ratio"),
     Column("within_10", "Within 10%", "derived", "percent0", "ratio"),
     Column("within_20", "Within 20%", "derived", "percent0", "ratio"),
     Column("low", "Ratio, 10th pct", "derived", "fixed3", "ratio"),
     Column("high", "Ratio, 90th pct", "derived", "fixed3", "ratio"),
+)
+
+_REPEATABILITY = (
+    Column("mode", "Mode"),
+    Column("configurations", "Configurations", "derived", "int", "count"),
+    Column("rows", "Rows", "derived", "int", "count"),
+    Column("pairs", "Pairs", "derived", "int", "count"),
+    *_RATIO_SPREAD,
 )
 
 
@@ -398,11 +403,7 @@ _VERSION_SPREAD = (
     Column("checkpoints", "Models"),
     Column("configurations", "Configurations", "derived", "int", "count"),
     Column("pairs", "Pairs", "derived", "int", "count"),
-    Column("median_distance", "Median |ratio - 1|", "derived", "percent1", "ratio"),
-    Column("within_10", "Within 10%", "derived", "percent0", "ratio"),
-    Column("within_20", "Within 20%", "derived", "percent0", "ratio"),
-    Column("low", "Ratio, 10th pct", "derived", "fixed3", "ratio"),
-    Column("high", "Ratio, 90th pct", "derived", "fixed3", "ratio"),
+    *_RATIO_SPREAD,
 )
 
 

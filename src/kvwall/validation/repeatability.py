@@ -41,15 +41,19 @@ def repeat_ratios(points: pd.DataFrame, rows: pd.DataFrame) -> np.ndarray:
     return _ratios(*_agg_configurations(points, rows))
 
 
-def repeatability(points: pd.DataFrame, rows: pd.DataFrame) -> dict[str, float]:
-    """The mode (agg), the agg configurations measured more than once, their rows, the ordered pairs of two of their
-    measurements, and of their TPOT ratios: the median |ratio - 1|, the shares within 10% and 20%, and the 10th and
-    90th percentiles."""
-    codes, tpot = _agg_configurations(points, rows)
-    repeated = np.bincount(codes)[codes] > 1
-    ratios = _ratios(codes, tpot)
+def ratio_spread(ratios: np.ndarray) -> dict[str, float]:
+    """Of TPOT ratios of pairs of measurements: the pairs, the median |ratio - 1|, the shares within 10% and 20%, and
+    the 10th and 90th percentiles."""
     distance = np.abs(ratios - 1.0)
-    return {"mode": "agg", "configurations": int(np.unique(codes[repeated]).size), "rows": int(repeated.sum()),
-            "pairs": int(ratios.size), "median_distance": float(np.median(distance)),
+    return {"pairs": int(ratios.size), "median_distance": float(np.median(distance)),
             "within_10": float(np.mean(distance <= 0.1)), "within_20": float(np.mean(distance <= 0.2)),
             "low": float(np.quantile(ratios, 0.1)), "high": float(np.quantile(ratios, 0.9))}
+
+
+def repeatability(points: pd.DataFrame, rows: pd.DataFrame) -> dict[str, float]:
+    """The mode (agg), the agg configurations measured more than once, their rows, and the ratio_spread of the ordered
+    pairs of two of their measurements."""
+    codes, tpot = _agg_configurations(points, rows)
+    repeated = np.bincount(codes)[codes] > 1
+    return {"mode": "agg", "configurations": int(np.unique(codes[repeated]).size), "rows": int(repeated.sum()),
+            **ratio_spread(_ratios(codes, tpot))}

@@ -19,7 +19,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from kvwall.validation.repeatability import CONFIGURATION
+from kvwall.validation.repeatability import CONFIGURATION, ratio_spread
 
 #: The fields of a model that name it or its sources, not its shapes.
 IDENTITY = ("id", "name", "hf_id", "provenance")
@@ -40,17 +40,10 @@ def shapes_of(models: Mapping) -> dict[str, str]:
     return first
 
 
-def _summary(ratios: np.ndarray, configurations: int) -> dict[str, float]:
-    distance = np.abs(ratios - 1.0)
-    return {"configurations": configurations, "pairs": int(ratios.size), "median_distance": float(np.median(distance)),
-            "within_10": float(np.mean(distance <= 0.1)), "within_20": float(np.mean(distance <= 0.2)),
-            "low": float(np.quantile(ratios, 0.1)), "high": float(np.quantile(ratios, 0.9))}
-
-
 def version_spread(points: pd.DataFrame, rows: pd.DataFrame, models: Mapping) -> pd.DataFrame:
-    """Per kind of pair (VERSIONS x CHECKPOINTS, those that occur): the configurations with such a pair, the ordered
-    pairs, and of their TPOT ratios the median |ratio - 1|, the shares within 10% and 20%, and the 10th and 90th
-    percentiles; ``points``: understood points of ``rows`` (kvwall.validation.points), ``models``: the catalogue's."""
+    """Per kind of pair (VERSIONS x CHECKPOINTS, those that occur): the configurations with such a pair and the
+    ratio_spread of its ordered pairs (kvwall.validation.repeatability); ``points``: understood points of ``rows``
+    (kvwall.validation.points), ``models``: the catalogue's."""
     agg = points[points["mode"] == "agg"]
     configuration = agg.assign(model=agg["model"].map(shapes_of(models)))
     codes = configuration.groupby(list(CONFIGURATION), sort=True).ngroup().to_numpy()
@@ -68,5 +61,6 @@ def version_spread(points: pd.DataFrame, rows: pd.DataFrame, models: Mapping) ->
                 ratios.append(tpot[i] / tpot[j])
                 codes_seen.add(int(code))
     return pd.DataFrame([{"versions": versions, "checkpoints": checkpoints,
-                          **_summary(np.array(kinds[versions, checkpoints][0]), len(kinds[versions, checkpoints][1]))}
+                          "configurations": len(kinds[versions, checkpoints][1]),
+                          **ratio_spread(np.array(kinds[versions, checkpoints][0]))}
                          for versions in VERSIONS for checkpoints in CHECKPOINTS if (versions, checkpoints) in kinds])
