@@ -505,7 +505,7 @@ def format_claim_costs(summary: pd.DataFrame) -> Table:
     )
 
 
-_TRANSFER = (Column("terms", "Added to the decode step"), *_error_statistics("percent1"))
+_TRANSFER = (Column("terms", "Costs of the decode step"), *_error_statistics("percent1"))
 
 
 @keyed("terms")
