@@ -182,12 +182,12 @@ def _synthetic(n=200, seed=1):
 
 def test_a_fit_recovers_known_constants():
     known = EngineConstants(fixed_step=2e-3, hbm_fraction=0.75, flop_fraction=0.4, collective_latency=25e-6,
-                            first_token_fixed=0.15, layer_step=30e-6, sequence_step=5e-6)
+                            first_token_fixed=0.15, layer_step=30e-6, sequence_step=5e-6, wave_share=0.3)
     synthetic = _synthetic()
     fitted = calibrate(synthetic, decode_step(synthetic, known), 1, "synthetic", first_token_estimate(synthetic, known, 1.0))
     assert fitted.constants == known  # to the three significant digits kept
     assert fitted.points == 200 and fitted.first_token_points == (synthetic["mode"] == "agg").sum()
-    assert all(h >= 0 for h in fitted.half_interval) and len(fitted.half_interval) == 7
+    assert all(h >= 0 for h in fitted.half_interval) and len(fitted.half_interval) == 8
 
 
 def test_fitted_constants_keep_three_significant_digits():

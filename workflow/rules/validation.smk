@@ -68,9 +68,14 @@ rule validation_tables:
         "python {input.script:q} {output:q} {input.view:q} {input.validated:q} 2> {log:q}"
 
 
-# Which operation's efficiency carries over to a model the fit never saw (kvwall.validation.transfer): its own job,
-# beside the tables', for its fits leaving one model out with each candidate cost.
-TRANSFER_TABLES = ("derived/serving_transfer", "derived/serving_transfer_models")
+# Which operation's efficiency carries over to a model the fit never saw (kvwall.validation.transfer), and which form
+# of the agg TTFT (kvwall.validation.ttft_forms): their own job, beside the tables', for their fits leaving one model
+# out with each candidate.
+TRANSFER_TABLES = (
+    "derived/serving_transfer",
+    "derived/serving_transfer_models",
+    "derived/serving_ttft_forms",
+)
 VALIDATION_ARTIFACTS += expand(
     "tables/{table}.{ext}", table=TRANSFER_TABLES, ext=("csv", "md", "tex")
 )

@@ -1,7 +1,8 @@
-"""Which operation's efficiency carries over to a model the fit never saw: write tables/derived/serving_transfer and
-serving_transfer_models (kvwall.validation.transfer).
+"""Which operation's efficiency carries over to a model the fit never saw, and which form of the agg TTFT: write
+tables/derived/serving_transfer and serving_transfer_models (kvwall.validation.transfer) and serving_ttft_forms
+(kvwall.validation.ttft_forms).
 
-Arguments: the two tables' CSV, Markdown and LaTeX paths, then the view (kvwall.inputs.views) and the validation the
+Arguments: the three tables' CSV, Markdown and LaTeX paths, then the view (kvwall.inputs.views) and the validation the
 validation job saved (kvwall.validation.run).
 """
 
@@ -14,13 +15,15 @@ from kvwall.tables import validation as tables
 from kvwall.units import MS
 from kvwall.validation.run import load_validation
 from kvwall.validation.transfer import transfer
+from kvwall.validation.ttft_forms import ttft_forms
 
 *outputs, view_path, validated = sys.argv[1:]
 catalog = load_view(view_path).catalog
 rows, vmap, result = load_validation(validated)
 understood = result.understood
-terms, models = transfer(understood, rows.loc[understood.index, "silicon_tpot_ms"].to_numpy(dtype=float) * MS,
-                         catalog.models, vmap.tokens_per_step)
+tpot, ttft = (rows.loc[understood.index, column].to_numpy(dtype=float) * MS for column in ("silicon_tpot_ms", "silicon_ttft_ms"))
+terms, models = transfer(understood, tpot, catalog.models, vmap.tokens_per_step)
 write_table(tables.transfer(terms), outputs[:3], folder_class="derived")
-write_table(tables.transfer_models(models), outputs[3:], folder_class="derived")
+write_table(tables.transfer_models(models), outputs[3:6], folder_class="derived")
+write_table(tables.ttft_forms(ttft_forms(understood, tpot, ttft, vmap.tokens_per_step)), outputs[6:], folder_class="derived")
 finish()

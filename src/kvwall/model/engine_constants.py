@@ -17,9 +17,10 @@ SIGNIFICANT_DIGITS = 3
 @dataclass(frozen=True)
 class EngineConstants:
     """Fixed cost per decode step (s), realized fractions of the datasheet HBM bandwidth and dense peak (<= 1), the
-    latency of one collective message (s), the fixed cost before a first token (s), and a decode step's cost per
-    layer of a PP stage (s, its kernel launches) and per sequence of an attention-DP rank (s, its scheduling and
-    sampling)."""
+    latency of one collective message (s), the fixed cost before a first token (s), a decode step's cost per layer
+    of a PP stage (s, its kernel launches) and per sequence of an attention-DP rank (s, its scheduling and sampling),
+    and the share of the other running requests' prefill wave a request waits for (0 to 1; 1: they all arrive
+    together, kvwall.model.first_token_estimate)."""
 
     fixed_step: float
     hbm_fraction: float
@@ -28,10 +29,13 @@ class EngineConstants:
     first_token_fixed: float = 0.0
     layer_step: float = 0.0
     sequence_step: float = 0.0
+    wave_share: float = 1.0
 
-    #: The constants of a decode step, in the order kvwall.validation.calibration fits them.
+    #: The constants of a decode step, in the order kvwall.validation.calibration fits them, then those of a first
+    #: token.
     STEP_NAMES = ("fixed_step", "hbm_fraction", "flop_fraction", "collective_latency", "layer_step", "sequence_step")
-    NAMES = (*STEP_NAMES, "first_token_fixed")
+    FIRST_TOKEN_NAMES = ("first_token_fixed", "wave_share")
+    NAMES = (*STEP_NAMES, *FIRST_TOKEN_NAMES)
 
     def values(self) -> tuple[float, ...]:
         return tuple(getattr(self, name) for name in self.NAMES)
@@ -40,11 +44,12 @@ class EngineConstants:
 #: Each constant's unit as tables/derived/serving_engine_constants prints it and the scale it is divided by.
 PRINTED_UNITS = {"fixed_step": ("ms", MS), "hbm_fraction": ("ratio", 1.0), "flop_fraction": ("ratio", 1.0),
                  "collective_latency": ("us", US), "layer_step": ("us", US), "sequence_step": ("us", US),
-                 "first_token_fixed": ("ms", MS)}
+                 "first_token_fixed": ("ms", MS), "wave_share": ("ratio", 1.0)}
 
 
 def datasheet_constants(collective_latency: float) -> EngineConstants:
-    """The datasheet estimate: no fixed costs, full bandwidth and peak, the stated latency per message."""
+    """The datasheet estimate: no fixed costs, full bandwidth and peak, the stated latency per message, a request
+    waiting for the whole wave of prefills."""
     return EngineConstants(0.0, 1.0, 1.0, collective_latency)
 
 

@@ -1,8 +1,10 @@
 """The time to first token of a measured point, estimated with an engine's constants (kvwall.model.engine_constants).
 
-A benchmark at a fixed concurrency sends requests of one length, so they finish together and arrive together: a wave
-of `running` prefills of isl tokens each runs on the engine, and a request waits on average for half the wave ahead
-of it and its own, (running + 1) / 2 prefills of F_pre FLOPs per GPU of the engine over f P (agg). A disaggregated
+A benchmark at a fixed concurrency sends requests of one length: where they finish together they arrive together,
+a wave of `running` prefills of isl tokens each, and a request waits on average for half the wave ahead of it besides
+its own, (running - 1) / 2 other prefills of F_pre FLOPs per GPU of the engine over f P (agg). Its clients are a
+closed loop whose requests spread out as their lengths and chunked prefills shift them, so a request waits for a
+share w of that wave (the engine's wave_share, 0 to 1: 1 for a wave, 0 for requests that never meet). A disaggregated
 request's prefill runs alone on its replica, its FLOPs per GPU of the replica (kvwall.model.first_token) over f P:
 the prefill workers' load is not recorded. Both add the fixed cost t0 before a first token (scheduling,
 tokenization, the first decode step, the response). In agg mode a request in flight beyond the batch that runs (the
@@ -11,8 +13,8 @@ clients are a closed loop, so in flight - running requests wait while slots free
 second (each running request ends after osl steps), and by Little's law a request waits (in flight - running) /
 running x osl x TPOT, TPOT the decode step of kvwall.model.decode_costs over the tokens a step emits:
 
-    TTFT = t0 + wait + (running + 1) / 2 x F_pre / (f P)      agg
-    TTFT = t0 + F_replica / (f P)                               disagg
+    TTFT = t0 + wait + (1 + w (running - 1) / 2) x F_pre / (f P)      agg
+    TTFT = t0 + F_replica / (f P)                                       disagg
 
 A point without the requests in flight (a planned one, which never exceeds what fits) waits for none.
 """
@@ -43,9 +45,10 @@ def capacity_wait(points: pd.DataFrame, constants: EngineConstants, tokens: floa
 
 def first_token_estimate(points: pd.DataFrame, constants: EngineConstants, tokens: float) -> np.ndarray:
     """Seconds to the first token of each point: the fixed cost, the wait for a running slot (capacity_wait) and the
-    prefills it waits for and its own; ``tokens`` per decode step."""
+    prefills it waits for (a share of the wave) and its own; ``tokens`` per decode step."""
     rate = constants.flop_fraction * points["peak_flops"].to_numpy(dtype=float)
-    wave = (points["running_batch"].to_numpy(dtype=float) + 1.0) / 2.0 * points["prefill_flops_per_device"].to_numpy(dtype=float)
+    others = constants.wave_share * (points["running_batch"].to_numpy(dtype=float) - 1.0) / 2.0
+    wave = (1.0 + others) * points["prefill_flops_per_device"].to_numpy(dtype=float)
     agg = (points["mode"] == "agg").to_numpy()
     prefill = np.where(agg, wave, points["replica_prefill_flops"].to_numpy(dtype=float)) / rate
     return constants.first_token_fixed + capacity_wait(points, constants, tokens) + prefill

@@ -9,7 +9,7 @@ the engine's agg (or disagg) points, grouped 5-fold with offsets where they hold
 out (the error on a model no fit saw, kvwall.validation.calibrated.band_of): the median |estimate / measured - 1| and the 10th to 90th percentile
 of measured / estimate, for TPOT and for TTFT. A planned layout at batch b is priced as a measured agg point at b
 running sequences (kvwall.model.decode_inputs): TPOT is kvwall.model.decode_costs's decode step over the tokens a step emits, TTFT
-kvwall.model.first_token_estimate's (the fixed cost and half the wave of b prefills; a plan holds every request it runs, so none waits for a slot); a disaggregated plan's decode
+kvwall.model.first_token_estimate's (the fixed cost, its own prefill and a share of the others' wave of b; a plan holds every request it runs, so none waits for a slot); a disaggregated plan's decode
 instances as disagg points (no prefill interference) and its prefill instances' TTFT as a disagg point's (the fixed
 cost and one prompt on a replica, its busy time scaled with its TTFT's factor at one sequence). The KV a plan asks
 for (--kv-dtype) is the KV the engine stores, so the stored over counted KV bytes is 1. The fitted numbers price estimates only; no bound reads them.

@@ -215,7 +215,7 @@ def constants_frame(calibrations: Mapping[str, Calibration]) -> pd.DataFrame:
         for i, name in enumerate(EngineConstants.NAMES):
             unit, scale = PRINTED_UNITS[name]
             value = fitted.constants.values()[i]
-            lower, upper = (LOWER[i], UPPER[i]) if i < len(LOWER) else FIRST_TOKEN_BOUNDS
+            lower, upper = (LOWER[i], UPPER[i]) if i < len(LOWER) else FIRST_TOKEN_BOUNDS[name]
             points = fitted.points if i < len(LOWER) else fitted.first_token_points
             rows.append({"backend": engine, "constant": name, "unit": unit, "points": points,
                          "value": rounded(value / scale), "half_interval": rounded(fitted.half_interval[i] / scale, 2),
@@ -233,8 +233,9 @@ def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
         caption="Per engine, the constants of the estimated decode step (fixed cost per step, realized fractions of "
         "the datasheet HBM bandwidth and dense peak, latency per collective message, cost per layer of a PP stage and "
         "per sequence of an attention-DP rank), fitted by least squares on the "
-        "relative TPOT error of every understood point, and the fixed cost before a first token, fitted then on the "
-        "relative TTFT error of the agg points; within the bounds shown, rounded to three significant digits, with "
+        "relative TPOT error of every understood point, and the fixed cost before a first token and the share of the "
+        "prefill wave a request waits for, fitted then on the relative TTFT error of the agg points; within the "
+        "bounds shown, rounded to three significant digits, with "
         "a 95% interval from the Jacobian. Derived from reported data; the bounds never use them.",
         columns=_CONSTANTS,
         rows=records(constants_frame(calibrations), _CONSTANTS),
@@ -527,6 +528,32 @@ def transfer(terms: pd.DataFrame) -> Table:
         "(serving_transfer_models: what is left per model).",
         columns=_TRANSFER,
         rows=records(frame, _TRANSFER),
+        sources=(MEASUREMENTS_SOURCE,),
+    )
+
+
+_TTFT_FORMS = (Column("form", "Prefills a request waits for"), Column("scheme", "Predicted"),
+               *_error_statistics("percent1"))
+
+
+@keyed("form", "scheme")
+def ttft_forms(forms: pd.DataFrame) -> Table:
+    """The agg TTFT error of each form of kvwall.validation.ttft_forms, in sample and leaving one model out."""
+    frame = forms.assign(**{c.name: forms[c.name].map(lambda v: rounded(float(v), 4))
+                            for c in _TTFT_FORMS if c.name not in ("form", "scheme", "points")})
+    return Table(
+        id="serving_ttft_forms",
+        title="Which prefills a request waits for before its first token",
+        caption="The agg TTFT error of the calibrated estimate in sample and leaving one model out, with four forms of "
+        "the prefills a request waits for besides its own (after the fixed cost and the wait for a running slot): "
+        "a whole wave of the running requests' prefills (every request arriving with the others), none, a queue of "
+        "random arrivals (M/D/1, one prompt's prefill a service, busy c P / (osl x TPOT) of the time), and a share of "
+        "the wave fitted per engine, 0 to 1 (the estimate's); each engine's fixed cost before a first token fitted "
+        "with it on the agg points' relative TTFT errors. The benchmark's clients are a closed loop whose arrivals "
+        "bunch in a way no row records: the form that lowers the error leaving one model out prices a model never "
+        "measured.",
+        columns=_TTFT_FORMS,
+        rows=records(frame, _TTFT_FORMS),
         sources=(MEASUREMENTS_SOURCE,),
     )
 

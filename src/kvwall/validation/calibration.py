@@ -3,8 +3,9 @@
 Least squares (scipy.optimize.least_squares, trust-region reflective) on the relative errors estimate / measured - 1
 of every point's TPOT (kvwall.model.decode_costs), within bounds that keep each constant physical: a fixed step cost
 of 0 to 50 ms, realized fractions of the datasheet bandwidth and peak of 1% to 1, a latency per collective message of
-0 to 50 us, a cost per layer and one per sequence of each step of 0 to 1 ms. The fitted constants are rounded to SIGNIFICANT_DIGITS before any use. The fixed cost before a first
-token (0 to 5 s) is then fitted alone, the same way, on the relative TTFT errors of the agg points
+0 to 50 us, a cost per layer and one per sequence of each step of 0 to 1 ms. The fitted constants are rounded to
+SIGNIFICANT_DIGITS before any use. The fixed cost before a first token (0 to 5 s) and the share of the prefill wave
+a request waits for (0 to 1) are then fitted, the same way, on the relative TTFT errors of the agg points
 (kvwall.model.first_token_estimate at the rounded rates); a value within AT_BOUND of its range from a bound is that
 bound. The 95% intervals (1.96 standard errors from the Jacobian at the optimum, J^T J scaled by the residual
 variance) are rounded to two digits. Every job runs OpenBLAS on one set of kernels and one thread (kvwall.numerics),
@@ -13,7 +14,7 @@ so the fit's bits do not follow the CPU either.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -29,8 +30,10 @@ LOWER = (0.0, 0.01, 0.01, 0.0, 0.0, 0.0)
 UPPER = (50 * MS, 1.0, 1.0, 50 * US, 1 * MS, 1 * MS)
 START = (1 * MS, 0.7, 0.4, 5 * US, 10 * US, 10 * US)
 _SCALE = np.array([MS, 1.0, 1.0, US, US, US])
-#: Bounds and start of the fixed cost before a first token (s).
-FIRST_TOKEN_BOUNDS, FIRST_TOKEN_START = (0.0, 5.0), 0.1
+#: Bounds and start of EngineConstants.FIRST_TOKEN_NAMES: the fixed cost before a first token (s) and the share of
+#: the prefill wave a request waits for.
+FIRST_TOKEN_BOUNDS = {"first_token_fixed": (0.0, 5.0), "wave_share": (0.0, 1.0)}
+FIRST_TOKEN_START = {"first_token_fixed": 0.1, "wave_share": 0.5}
 #: Fewest points an engine's fit needs (six constants, a few points each).
 MIN_POINTS = 20
 
@@ -41,7 +44,8 @@ class CalibrationError(ValueError):
 
 @dataclass(frozen=True)
 class Calibration:
-    """The rounded constants, their rounded 95% half-intervals, and the points fitted on."""
+    """The rounded constants, their rounded 95% half-intervals (in EngineConstants.NAMES' order), and the points
+    fitted on: every point for a decode step's, the agg points for a first token's."""
 
     constants: EngineConstants
     half_interval: tuple[float, ...]
@@ -60,9 +64,10 @@ def settled(value: float, low: float, high: float) -> float:
     return rounded(low if value - low < reach else high if high - value < reach else value)
 
 
-def step_constants(values, first_token_fixed: float = 0.0) -> EngineConstants:
-    """The constants whose decode-step values are ``values``, in EngineConstants.STEP_NAMES' order."""
-    return EngineConstants(**dict(zip(EngineConstants.STEP_NAMES, values)), first_token_fixed=first_token_fixed)
+def step_constants(values) -> EngineConstants:
+    """The constants whose decode-step values are ``values``, in EngineConstants.STEP_NAMES' order (the others at
+    their defaults)."""
+    return EngineConstants(**dict(zip(EngineConstants.STEP_NAMES, values)))
 
 
 def _residuals(x: np.ndarray, inputs: CostInputs, tpot: np.ndarray, tokens: float) -> np.ndarray:
@@ -75,23 +80,45 @@ def _interval(fit) -> np.ndarray:
     return 1.96 * np.sqrt(np.maximum(np.diag(np.linalg.pinv(fit.jac.T @ fit.jac) * variance), 0.0))
 
 
-def _first_token_fixed(points: pd.DataFrame, ttft: np.ndarray, constants: EngineConstants,
-                       tokens: float) -> tuple[float, float, int]:
-    """The fitted fixed cost before a first token (s), its half-interval (s) and the agg points it was fitted on."""
-    agg = (points["mode"] == "agg").to_numpy()
-    if agg.sum() < MIN_POINTS:
-        return 0.0, 0.0, int(agg.sum())
-    chosen, measured = points.loc[agg], ttft[agg]
-    # the estimate is the fixed cost plus prefills that do not depend on it: priced once, the fit adds its value
-    prefill = first_token_estimate(chosen, constants, tokens)
+def first_token_terms(points: pd.DataFrame, constants: EngineConstants, tokens: float) -> tuple[np.ndarray, np.ndarray]:
+    """Of each point's TTFT at ``constants`` (kvwall.model.first_token_estimate): what it is with no fixed cost and no
+    share of the wave, and what a whole wave adds (s); the estimate is linear in both constants, so a fit prices the
+    points once."""
+    alone = first_token_estimate(points, replace(constants, first_token_fixed=0.0, wave_share=0.0), tokens)
+    return alone, first_token_estimate(points, replace(constants, first_token_fixed=0.0, wave_share=1.0), tokens) - alone
+
+
+def fit_first_token(alone: np.ndarray, wave: np.ndarray, ttft: np.ndarray,
+                    share: float | None = None) -> tuple[dict[str, float], dict[str, float]]:
+    """The constants of EngineConstants.FIRST_TOKEN_NAMES fitted on the relative errors of TTFT = t0 + ``alone`` + w
+    ``wave`` against the measured ``ttft`` (s), w held at ``share`` where given: each settled, and its rounded
+    half-interval (0 for a held one)."""
+    names = [name for name in EngineConstants.FIRST_TOKEN_NAMES if share is None or name != "wave_share"]
+    low, high = zip(*(FIRST_TOKEN_BOUNDS[name] for name in names))
 
     def residuals(x):
-        return (x[0] + prefill) / measured - 1.0
+        w = x[1] if share is None else share
+        return (x[0] + alone + w * wave) / ttft - 1.0
 
     from scipy.optimize import least_squares  # here: the jobs that only price with fitted constants skip its import
 
-    fit = least_squares(residuals, [FIRST_TOKEN_START], bounds=FIRST_TOKEN_BOUNDS, method="trf")
-    return settled(float(fit.x[0]), *FIRST_TOKEN_BOUNDS), rounded(float(_interval(fit)[0]), 2), int(agg.sum())
+    fit = least_squares(residuals, [FIRST_TOKEN_START[name] for name in names], bounds=(low, high), method="trf")
+    values = {name: settled(float(v), *FIRST_TOKEN_BOUNDS[name]) for name, v in zip(names, fit.x)}
+    halves = {name: rounded(float(h), 2) for name, h in zip(names, _interval(fit))}
+    if share is not None:
+        values["wave_share"], halves["wave_share"] = share, 0.0
+    return values, halves
+
+
+def _first_token(points: pd.DataFrame, ttft: np.ndarray, constants: EngineConstants,
+                 tokens: float) -> tuple[dict[str, float], dict[str, float], int]:
+    """The constants before a first token fitted on the agg points (fit_first_token), their half-intervals and the
+    points fitted on; none fitted (t0 0, the whole wave) where there are fewer than MIN_POINTS."""
+    agg = (points["mode"] == "agg").to_numpy()
+    if agg.sum() < MIN_POINTS:
+        return {"first_token_fixed": 0.0, "wave_share": 1.0}, {"first_token_fixed": 0.0, "wave_share": 0.0}, int(agg.sum())
+    values, halves = fit_first_token(*first_token_terms(points.loc[agg], constants, tokens), ttft[agg])
+    return values, halves, int(agg.sum())
 
 
 def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str,
@@ -108,7 +135,7 @@ def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str
     half = tuple(rounded(float(h), 2) for h in _interval(fit) * _SCALE)
     step = [settled(float(v), low, high) for v, low, high in zip(fit.x * _SCALE, LOWER, UPPER)]
     if ttft_s is None:
-        return Calibration(step_constants(step), (*half, 0.0), int(len(points)), 0)
-    fixed, fixed_half, counted = _first_token_fixed(points, np.asarray(ttft_s, dtype=float), step_constants(step),
-                                                    tokens)
-    return Calibration(step_constants(step, fixed), (*half, fixed_half), int(len(points)), counted)
+        return Calibration(step_constants(step), (*half, 0.0, 0.0), int(len(points)), 0)
+    values, halves, counted = _first_token(points, np.asarray(ttft_s, dtype=float), step_constants(step), tokens)
+    return Calibration(replace(step_constants(step), **values),
+                       (*half, *(halves[name] for name in EngineConstants.FIRST_TOKEN_NAMES)), int(len(points)), counted)
