@@ -53,7 +53,7 @@ def _point(**changes):
              "flops_per_device": 1e12, "expert_ranks": 1.0, "dispatch_load": 0.0, "dispatch_s": 0.0,
              "imbalance_read_per_device": 0.0, "running_batch": 100.0, "prefill_flops_per_device": 5e13,
              "prefill_collectives_s": 0.0, "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0,
-             "collective_messages": 0.0, "layers_per_stage": 40.0, "sequences_per_rank": 100.0, "reason": None}
+             "collective_messages": 0.0, "layers_per_step": 40.0, "sequences_per_rank": 100.0, "reason": None}
     return pd.DataFrame([{**point, **changes}])
 
 

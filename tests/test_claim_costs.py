@@ -22,7 +22,7 @@ def _point(**values) -> dict:
             "stored_kv_ratio": 1.0, "imbalance_read_per_device": 1e9, "flops_per_device": 4e12,
             "expert_ranks": 4.0, "dispatch_load": 2 * math.log(4.0), "dispatch_s": 0.5 * MS,
             "collective_bytes_s": 3 * MS, "collective_messages": 100.0, "prefill_flops_per_device": 1e13,
-            "prefill_collectives_s": 10 * MS, "layers_per_stage": 32.0, "sequences_per_rank": 100.0, **values}
+            "prefill_collectives_s": 10 * MS, "layers_per_step": 32.0, "sequences_per_rank": 100.0, **values}
 
 
 def _pair(wide: dict, narrow: dict) -> tuple[pd.DataFrame, pd.DataFrame]:

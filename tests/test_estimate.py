@@ -175,7 +175,7 @@ def _synthetic(n=200, seed=1):
         "collective_bytes_s": rng.uniform(0, 1e-3, n), "collective_messages": rng.choice([0.0, 64.0, 160.0, 238.0], n),
         "imbalance_read_per_device": 0.0, "dispatch_s": 0.0, "dispatch_load": 0.0, "expert_ranks": 1.0,
         "prefill_flops_per_device": rng.uniform(1e12, 1e14, n), "prefill_collectives_s": rng.uniform(0, 1e-2, n),
-        "replica_prefill_flops": rng.uniform(1e12, 1e14, n), "layers_per_stage": rng.choice([32.0, 61.0, 80.0], n),
+        "replica_prefill_flops": rng.uniform(1e12, 1e14, n), "layers_per_step": rng.choice([32.0, 61.0, 80.0], n),
         "sequences_per_rank": rng.integers(1, 256, n).astype(float),
     })
 
@@ -289,7 +289,7 @@ def test_the_cost_shares_and_the_remainder_add_up_to_the_measured_tpot():
         "flops_per_device": [1e12, 1e12], "expert_ranks": [1, 1], "dispatch_load": [0.0, 0.0], "dispatch_s": [0.0, 0.0],
         "imbalance_read_per_device": [0.0, 0.0],
         "running_batch": [100.0, 100.0], "prefill_flops_per_device": [5e13, 5e13], "prefill_collectives_s": [0.0, 0.0],
-        "collective_bytes_s": [0.0, 0.0], "layers_per_stage": [32.0, 32.0], "sequences_per_rank": [100.0, 100.0],
+        "collective_bytes_s": [0.0, 0.0], "layers_per_step": [32.0, 32.0], "sequences_per_rank": [100.0, 100.0],
         "collective_messages": [0.0, 0.0]})
     # by hand, per point (ms): weights 4e9 / 1e12 = 4, kv 1 and 3, compute max(0, 2 - 5 or 7) = 0, fixed 2,
     # prefill 100 / 1000 x 5e13 / 5e14 = 10; measured 20 and 25 ms

@@ -2,6 +2,8 @@
 candidate cost by hand on a dense row and an MoE EP row, known constants recovered from a synthetic data set, and the
 committed tables read against the estimate's own error."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -32,11 +34,12 @@ def test_each_cost_by_hand_on_a_dense_row_and_an_moe_ep_row(catalog):
     # attention DP 8 with 256 sequences (32 per rank), fp4 GEMMs, 4.8 GB of weights and 2.4 GB of KV per GPU
     points = _points(model=["llama-3.1-70b", "deepseek-v3"], running_batch=[64.0, 256.0], dp=[1.0, 8.0],
                      pp=[1.0, 2.0], pipeline_idle=[1.0, 2.0], weight_format=["fp8", "fp4"],
-                     layers_per_stage=[80.0, 30.5], sequences_per_rank=[64.0, 32.0],
+                     layers_per_step=[80.0, 31.0], sequences_per_rank=[64.0, 32.0],
                      weight_read_per_device=[16e9, 4.8e9], kv_read_per_device=[8e9, 2.4e9], expert_ranks=[1.0, 8.0])
     costs = decode_costs(points, CONSTANTS)
-    # the estimate's fixed cost: 1 ms, 20 us per layer of the stage (per microbatch: idle) and 10 us per sequence
-    assert costs["fixed"] == pytest.approx([1e-3 + 20e-6 * 80 + 10e-6 * 64, 1e-3 + 20e-6 * 30.5 * 2 + 10e-6 * 32])
+    # the estimate's fixed cost: 1 ms, 20 us per layer a GPU runs (the MoE row's stage runs ceil(61 / 2) = 31 layers
+    # for its one microbatch, and waits as long again for the other stage: idle 2) and 10 us per sequence
+    assert costs["fixed"] == pytest.approx([1e-3 + 20e-6 * 80 + 10e-6 * 64, 1e-3 + 20e-6 * 31 * 2 + 10e-6 * 32])
     inputs = term_inputs(points, catalog.models)
     # attention's blocks: 64 sequences x Llama's 8 KV heads on its one GPU; 32 sequences x 1 for the latent cache
     assert list(inputs["attention_blocks"]) == [512.0, 32.0]
@@ -52,7 +55,7 @@ def test_each_cost_by_hand_on_a_dense_row_and_an_moe_ep_row(catalog):
     # the step: the named costs (weights, KV, the fixed cost) plus the terms
     step = step_with_terms(cost_inputs(points), arrays, CONSTANTS, values)
     assert step[0] == pytest.approx(dense_weights * 1.5 + 1e-3 + 1.6e-3 + 0.64e-3 + 64 / 512 * 8e9 / 3.84e12)
-    assert step[1] == pytest.approx(moe_weights * 1.35 + moe_kv * (1.5 + 2.0) + 1e-3 + 1.22e-3 + 0.32e-3)
+    assert step[1] == pytest.approx(moe_weights * 1.35 + moe_kv * (1.5 + 2.0) + 1e-3 + 1.24e-3 + 0.32e-3)
 
 
 def test_known_constants_are_recovered_from_a_synthetic_data_set(catalog):
@@ -61,7 +64,7 @@ def test_known_constants_are_recovered_from_a_synthetic_data_set(catalog):
     models = rng.choice(["llama-3.1-8b", "llama-3.1-70b", "qwen3-32b", "deepseek-v3"], n)
     batch = rng.choice([1.0, 4.0, 16.0, 64.0, 256.0], n)
     points = _points(model=models, running_batch=batch, sequences_per_rank=batch,
-                     layers_per_stage=pd.Series(models).map(lambda m: catalog.models[m].n_layers).to_numpy(float),
+                     layers_per_step=pd.Series(models).map(lambda m: catalog.models[m].n_layers).to_numpy(float),
                      weight_read_per_device=rng.uniform(2e9, 40e9, n), kv_read_per_device=rng.uniform(0.1e9, 20e9, n),
                      flops_per_device=rng.uniform(1e12, 4e14, n), collective_messages=rng.choice([0.0, 160.0], n),
                      weight_format=rng.choice(["fp8", "fp4"], n))
@@ -100,3 +103,21 @@ def test_the_committed_transfer_tables_read_against_the_estimates_own_error(root
     assert models["points"].sum() == estimate["points"]
     assert (models["measured_over_estimate_p10"] <= models["measured_over_estimate"]).all()
     assert (models["measured_over_estimate"] <= models["measured_over_estimate_p90"]).all()
+
+
+def test_a_gpu_runs_its_stages_layers_once_per_microbatch_so_pp_saves_no_layer_cost(catalog):
+    from kvwall.inputs.deployment import Deployment, checked_deployment, load_serving_inputs
+    from kvwall.model.decode_inputs import decode_inputs
+
+    model, device, serving = catalog.models["llama-3.1-70b"], catalog.devices["h200-sxm"], load_serving_inputs(catalog)
+    for pp, batches, microbatches in ((1, [1.0, 64.0], [1.0, 1.0]), (2, [1.0, 64.0], [1.0, 2.0]),
+                                      (3, [2.0, 64.0], [2.0, 3.0])):
+        d = checked_deployment(model, Deployment(devices=pp, pipeline_parallel=pp, weight_format="fp8"))
+        inputs = decode_inputs(model, d, 2048.0, np.array(batches), 1024.0, device.hbm_bandwidth,
+                               device.dense_flops["fp8"], serving.link_for(device, d), serving.collective_latency,
+                               serving.activation_bytes, serving.hbm_bandwidth_efficiency)
+        # its stage's ceil(80 / PP) layers, once per microbatch (min(PP, sequences)): at PP 3, 27 layers twice at
+        # two sequences, thrice at 64; over the pipeline's idle (PP / microbatches), PP ceil(80 / PP) layers a step
+        assert list(inputs.costs["layers_per_step"]) == [m * math.ceil(80 / pp) for m in microbatches], pp
+        idle = inputs.costs["pipeline_idle"] * inputs.costs["layers_per_step"]
+        assert list(idle) == pytest.approx([pp * math.ceil(80 / pp)] * 2), pp

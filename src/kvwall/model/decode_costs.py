@@ -9,12 +9,13 @@ c_S per sequence), on one GPU:
     compute     = idle x max(0, F / (f P) - (W + r KV + X) / (h beta)) the step's FLOPs past its bytes (roofline)
     collectives = bytes / link + messages x l
     imbalance   = idle x X / (h beta) + dispatch x sqrt(2 ln E / load)  the busiest of E EP ranks (E > 1)
-    fixed       = c + idle x L_stage c_L + S_rank c_S                  L_stage: layers per PP stage, S_rank: sequences
+    fixed       = c + idle x L_step c_L + S_rank c_S                   L_step: layers a GPU runs, S_rank: sequences
     prefill     = running / osl x (F_pre / (f P) + C_pre)            agg only: arrivals per step, isl tokens each
 
 idle is PP over microbatches (kvwall.model.step_time). The fixed cost is what a step spends whatever it reads and
-computes: once per step, once per layer of a stage (its kernels' launches and synchronisations, per microbatch) and
-once per sequence of an attention-DP rank (its scheduling and sampling); the last two carry over to a model no fit
+computes: once per step, once per layer it runs (its kernels' launches and synchronisations: its stage's ceil(L /
+PP) layers once per microbatch, as it reads their weights, so that idle x L_step is PP ceil(L / PP), L where PP divides it) and once
+per sequence of an attention-DP rank (its scheduling and sampling); the last two carry over to a model no fit
 saw (tables/derived/serving_transfer). The all-to-all waits for the busiest EP rank, which costs twice: X, the
 routed-expert bytes it reads beyond the average rank's (kvwall.model.expert_imbalance; W is the average rank's), and
 the extra tokens it receives, load being the routed assignments per EP rank (their expected maximum over E ranks is
@@ -57,7 +58,7 @@ class CostInputs:
     arrivals: np.ndarray  # running / osl in agg mode, 0 in disagg
     prefill_flops: np.ndarray
     prefill_collectives_s: np.ndarray
-    layers_per_stage: np.ndarray
+    layers_per_step: np.ndarray
     sequences_per_rank: np.ndarray
 
     def take(self, chosen: np.ndarray) -> "CostInputs":
@@ -82,7 +83,7 @@ def cost_inputs(points: pd.DataFrame) -> CostInputs:
         dispatch_spread_s=column("dispatch_s") * spread,
         arrivals=np.where(agg, column("running_batch") / column("osl"), 0.0),
         prefill_flops=column("prefill_flops_per_device"), prefill_collectives_s=column("prefill_collectives_s"),
-        layers_per_stage=column("layers_per_stage"), sequences_per_rank=column("sequences_per_rank"))
+        layers_per_step=column("layers_per_step"), sequences_per_rank=column("sequences_per_rank"))
 
 
 def priced_costs(inputs: CostInputs, constants: EngineConstants) -> dict[str, np.ndarray]:
@@ -100,7 +101,7 @@ def priced_costs(inputs: CostInputs, constants: EngineConstants) -> dict[str, np
         "compute": idle * compute,
         "collectives": inputs.collective_bytes_s + inputs.collective_messages * constants.collective_latency,
         "imbalance": idle * busiest + inputs.dispatch_spread_s,
-        "fixed": constants.fixed_step + idle * inputs.layers_per_stage * constants.layer_step
+        "fixed": constants.fixed_step + idle * inputs.layers_per_step * constants.layer_step
         + inputs.sequences_per_rank * constants.sequence_step,
         "prefill": inputs.arrivals * (inputs.prefill_flops / rate + inputs.prefill_collectives_s),
     }

@@ -4,12 +4,14 @@ kvwall.model.first_token_estimate) read of a deployment at a batch, per GPU of i
 (s) and their messages, the routed-expert bytes the busiest EP rank reads beyond the average rank's
 (kvwall.model.expert_imbalance), the EP dispatch and combine (s) with the routed assignments per EP rank, one prefill of isl
 tokens over the engine (FLOPs per GPU, and its collectives' bytes over their links, s) and over a replica (FLOPs per
-GPU, kvwall.model.first_token), the layers of a PP stage and the sequences of an attention-DP rank. A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read
+GPU, kvwall.model.first_token), the layers one GPU runs in a step (its stage's, once per microbatch, as it reads its
+weights) and the sequences of an attention-DP rank. A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read
 them from this one function; the stored over counted KV bytes, the engine's own, is the caller's.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +28,7 @@ from kvwall.model.workloads import prefill_flops
 #: The inputs named in the module's docstring, in that order (kvwall.validation.points keeps them as columns).
 COST_INPUTS = ("flops_per_device", "peak_flops", "pipeline_idle", "collective_bytes_s", "collective_messages",
                "imbalance_read_per_device", "dispatch_s", "dispatch_load", "expert_ranks", "prefill_flops_per_device", "prefill_collectives_s",
-               "replica_prefill_flops", "layers_per_stage", "sequences_per_rank")
+               "replica_prefill_flops", "layers_per_step", "sequences_per_rank")
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def decode_inputs(model: Model, d: Deployment, context: ArrayLike, batch: ArrayL
         "prefill_flops_per_device": prefill * peak,
         "prefill_collectives_s": collectives_time(model, d, isl, link, 0.0, activation_bytes),
         "replica_prefill_flops": first_token_bound(model, d, isl, np.inf, 1.0),
-        "layers_per_stage": model.n_layers / d.pipeline_parallel,
+        "layers_per_step": step.microbatches * math.ceil(model.n_layers / d.pipeline_parallel),
         "sequences_per_rank": batch / d.data_parallel,
     }
     return DecodeInputs(step, prefill, {name: np.broadcast_to(np.asarray(costs[name], dtype=float), batch.shape)

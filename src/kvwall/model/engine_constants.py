@@ -18,7 +18,7 @@ SIGNIFICANT_DIGITS = 3
 class EngineConstants:
     """Fixed cost per decode step (s), realized fractions of the datasheet HBM bandwidth and dense peak (<= 1), the
     latency of one collective message (s), the fixed cost before a first token (s), a decode step's cost per layer
-    of a PP stage (s, its kernel launches) and per sequence of an attention-DP rank (s, its scheduling and sampling),
+    a GPU runs (s, its kernel launches) and per sequence of an attention-DP rank (s, its scheduling and sampling),
     and the share of the other running requests' prefill wave a request waits for (0 to 1; 1: they all arrive
     together, kvwall.model.first_token_estimate)."""
 

@@ -231,7 +231,7 @@ def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
         id="serving_engine_constants",
         title="Engine constants fitted to measured TPOT",
         caption="Per engine, the constants of the estimated decode step (fixed cost per step, realized fractions of "
-        "the datasheet HBM bandwidth and dense peak, latency per collective message, cost per layer of a PP stage and "
+        "the datasheet HBM bandwidth and dense peak, latency per collective message, cost per layer a GPU runs and "
         "per sequence of an attention-DP rank), fitted by least squares on the "
         "relative TPOT error of every understood point, and the fixed cost before a first token and the share of the "
         "prefill wave a request waits for, fitted then on the relative TTFT error of the agg points; within the "
