@@ -243,6 +243,12 @@ def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
     )
 
 
+def _rounded(frame: pd.DataFrame, names: list[str], digits: int = 4) -> pd.DataFrame:
+    """``frame`` with the columns ``names`` rounded to ``digits`` significant digits (kvwall.model.engine_constants
+    .rounded): what a table prints of a fraction or a time, its last bits never the CPU's."""
+    return frame.assign(**{name: frame[name].map(lambda v: rounded(float(v), digits)) for name in names})
+
+
 def _error_statistics(fmt: str) -> tuple[Column, ...]:
     """The columns of kvwall.validation.estimate_error.error_statistics, the percentages printed as ``fmt``."""
     return (
@@ -347,8 +353,7 @@ _SOURCES = (Column("step", "Corrected for"), *_error_statistics("percent1"))
 @keyed("step")
 def error_sources(sources: pd.DataFrame) -> Table:
     """The held-out agg TPOT error after each correction of kvwall.validation.error_sources."""
-    frame = sources.assign(**{c.name: sources[c.name].map(lambda v: rounded(float(v), 4))
-                              for c in _SOURCES if c.name not in ("step", "points")})
+    frame = _rounded(sources, [c.name for c in _SOURCES if c.name not in ("step", "points")])
     return Table(
         id="serving_error_sources",
         title="What the estimate's held-out TPOT error is made of",
@@ -412,8 +417,7 @@ _VERSION_SPREAD = (
 def version_spread(spread: pd.DataFrame) -> Table:
     """How far one configuration's measured TPOT moves with the engine version and the checkpoint
     (kvwall.validation.versions)."""
-    frame = spread.assign(**{c.name: spread[c.name].map(lambda v: rounded(float(v), 4))
-                             for c in _VERSION_SPREAD[4:]})
+    frame = _rounded(spread, [c.name for c in _VERSION_SPREAD[4:]])
     return Table(
         id="serving_version_spread",
         title="How far an engine version and a checkpoint move one deployment's TPOT",
@@ -443,8 +447,8 @@ _SHARES = (
 @keyed("backend", "device", "mode")
 def cost_shares(shares: pd.DataFrame) -> Table:
     """The share of each named cost in the measured TPOT per engine, device and mode, and the remainder."""
-    frame = shares.assign(**{c.name: shares[c.name].map(lambda v: rounded(float(v), 4))
-                             for c in _SHARES if c.name.startswith("share_") or c.name in ("remainder", "median_tpot_ms")})
+    frame = _rounded(shares, [c.name for c in _SHARES
+                              if c.name.startswith("share_") or c.name in ("remainder", "median_tpot_ms")])
     return Table(
         id="serving_cost_shares",
         title="What the measured TPOT is made of",
@@ -484,8 +488,7 @@ _CLAIM_COSTS = (
 @keyed("backend", "device", "weight_format_wide", "weight_format_narrow", "regime_wide")
 def format_claim_costs(summary: pd.DataFrame) -> Table:
     """The format claim's pairs priced with the calibrated named costs: speedups, ceiling and what shrinks."""
-    frame = summary.assign(**{c.name: summary[c.name].map(lambda v: rounded(float(v), 4))
-                              for c in _CLAIM_COSTS if c.fmt in ("fixed2", "percent0")})
+    frame = _rounded(summary, [c.name for c in _CLAIM_COSTS if c.fmt in ("fixed2", "percent0")])
     return Table(
         id="serving_format_claim_costs",
         title="Why narrower weights bought less than the bound predicted: what does not shrink with the weights",
@@ -512,8 +515,7 @@ _TRANSFER = (Column("terms", "Costs of the decode step"), *_error_statistics("pe
 @keyed("terms")
 def transfer(terms: pd.DataFrame) -> Table:
     """The agg TPOT error leaving one model out with each term set of kvwall.validation.transfer."""
-    frame = terms.assign(**{c.name: terms[c.name].map(lambda v: rounded(float(v), 4))
-                            for c in _TRANSFER if c.name not in ("terms", "points")})
+    frame = _rounded(terms, [c.name for c in _TRANSFER if c.name not in ("terms", "points")])
     return Table(
         id="serving_transfer",
         title="Which operation's efficiency carries over to a model the fit never saw",
@@ -539,8 +541,7 @@ _TTFT_FORMS = (Column("form", "Prefills a request waits for"), Column("scheme", 
 @keyed("form", "scheme")
 def ttft_forms(forms: pd.DataFrame) -> Table:
     """The agg TTFT error of each form of kvwall.validation.ttft_forms, in sample and leaving one model out."""
-    frame = forms.assign(**{c.name: forms[c.name].map(lambda v: rounded(float(v), 4))
-                            for c in _TTFT_FORMS if c.name not in ("form", "scheme", "points")})
+    frame = _rounded(forms, [c.name for c in _TTFT_FORMS if c.name not in ("form", "scheme", "points")])
     return Table(
         id="serving_ttft_forms",
         title="Which prefills a request waits for before its first token",

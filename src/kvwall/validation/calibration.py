@@ -116,7 +116,8 @@ def _first_token(points: pd.DataFrame, ttft: np.ndarray, constants: EngineConsta
     points fitted on; none fitted (t0 0, the whole wave) where there are fewer than MIN_POINTS."""
     agg = (points["mode"] == "agg").to_numpy()
     if agg.sum() < MIN_POINTS:
-        return {"first_token_fixed": 0.0, "wave_share": 1.0}, {"first_token_fixed": 0.0, "wave_share": 0.0}, int(agg.sum())
+        unfitted = {"first_token_fixed": 0.0, "wave_share": 1.0}
+        return unfitted, {name: 0.0 for name in unfitted}, int(agg.sum())
     values, halves = fit_first_token(*first_token_terms(points.loc[agg], constants, tokens), ttft[agg])
     return values, halves, int(agg.sum())
 
@@ -124,7 +125,8 @@ def _first_token(points: pd.DataFrame, ttft: np.ndarray, constants: EngineConsta
 def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str,
               ttft_s: np.ndarray | None = None) -> Calibration:
     """Fit one engine's constants to ``points`` (kvwall.validation.points columns) and their measured TPOT (s), and
-    with ``ttft_s`` its fixed cost before a first token (s); CalibrationError, naming ``name``, where there are too few points."""
+    with ``ttft_s`` its constants before a first token (s); CalibrationError, naming ``name``, where there are too
+    few points."""
     if len(points) < MIN_POINTS:
         raise CalibrationError(f"{name}: {len(points)} measured points, fewer than the {MIN_POINTS} a fit needs")
     tpot = np.asarray(tpot_s, dtype=float)
@@ -137,5 +139,5 @@ def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str
     if ttft_s is None:
         return Calibration(step_constants(step), (*half, 0.0, 0.0), int(len(points)), 0)
     values, halves, counted = _first_token(points, np.asarray(ttft_s, dtype=float), step_constants(step), tokens)
-    return Calibration(replace(step_constants(step), **values),
-                       (*half, *(halves[name] for name in EngineConstants.FIRST_TOKEN_NAMES)), int(len(points)), counted)
+    first = tuple(halves[name] for name in EngineConstants.FIRST_TOKEN_NAMES)
+    return Calibration(replace(step_constants(step), **values), (*half, *first), int(len(points)), counted)
