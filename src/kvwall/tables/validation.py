@@ -575,8 +575,8 @@ _TRANSFER_MODELS = (
 @keyed("model")
 def transfer_models(models: pd.DataFrame) -> Table:
     """Per model, what leaving it out of every fit leaves (kvwall.validation.transfer)."""
-    frame = models.assign(**{c.name: models[c.name].map(lambda v: rounded(float(v), 4 if "error" in c.name else 6))
-                             for c in _TRANSFER_MODELS[4:]})
+    names = [c.name for c in _TRANSFER_MODELS[4:]]
+    frame = _rounded(_rounded(models, [n for n in names if "error" in n]), [n for n in names if "error" not in n], 6)
     return Table(
         id="serving_transfer_models",
         title="What a model left out of every fit keeps of its error",

@@ -27,6 +27,7 @@ import pandas as pd
 
 from kvwall.model.decode_costs import decode_step
 from kvwall.model.engine_constants import EngineConstants
+from kvwall.model.first_token_estimate import capacity_wait
 from kvwall.validation.calibration import MIN_POINTS, calibrate, first_token_terms, fit_first_token
 from kvwall.validation.estimate_error import error_statistics
 
@@ -47,8 +48,7 @@ def form_terms(form: str, points: pd.DataFrame, constants: EngineConstants, toke
     alone, wave = first_token_terms(points, constants, tokens)
     if form != "random arrivals":
         return alone, wave
-    prefill = (points["prefill_flops_per_device"].to_numpy(dtype=float)
-               / (constants.flop_fraction * points["peak_flops"].to_numpy(dtype=float)))
+    prefill = alone - capacity_wait(points, constants, tokens)  # one prompt's, P
     cycle = points["osl"].to_numpy(dtype=float) * decode_step(points, constants) / tokens
     rho = np.minimum(points["in_flight"].to_numpy(dtype=float) * prefill / cycle, RHO)
     return alone + prefill * rho / (2.0 * (1.0 - rho)), np.zeros(len(points))
