@@ -53,7 +53,8 @@ def _point(**changes):
              "flops_per_device": 1e12, "expert_ranks": 1.0, "dispatch_load": 0.0, "dispatch_s": 0.0,
              "imbalance_read_per_device": 0.0, "running_batch": 100.0, "prefill_flops_per_device": 5e13,
              "prefill_collectives_s": 0.0, "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0,
-             "collective_messages": 0.0, "layers_per_step": 40.0, "sequences_per_rank": 100.0, "reason": None}
+             "collective_messages": 0.0, "layers_per_step": 40.0, "sequences_per_rank": 100.0, "prompt_steps": 0.0,
+             "reason": None}
     return pd.DataFrame([{**point, **changes}])
 
 
@@ -69,6 +70,9 @@ def test_a_point_priced_by_hand_with_the_constants_and_at_datasheet_rates():
     assert found.costs == pytest.approx({"weights": 4e-3, "kv": 1e-3, "compute": 0.0, "collectives": 0.0,
                                          "imbalance": 0.0, "fixed": 2.9e-3, "prefill": 10e-3})
     assert sum(found.costs.values()) == pytest.approx(found.tpot)
+    # its prompts each riding half a step of 17.9 ms beside the decodes: 0.1 s + 50.5 x (0.1 + 0.00895) s = 5.602 s
+    rides = estimate(_point(prompt_steps=0.5), constants, latency=5e-6, tokens=1.0)[0]
+    assert rides.tpot == found.tpot and rides.ttft == pytest.approx(5.601975)
 
 
 def test_the_calibrated_columns_leave_refused_rows_and_engines_without_constants_empty():

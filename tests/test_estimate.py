@@ -142,7 +142,11 @@ def test_a_request_past_the_batch_that_runs_waits_for_a_slot_by_littles_law(comm
     tpot = decode_step(point, constants)[0] / 2.0  # two tokens a step
     # 53 requests wait while 75 slots free at 75 / (8192 x TPOT) a second: each waits 53 / 75 x 8192 x TPOT
     wait = 53 / 75 * 8192 * tpot
-    prefill = 38.0 * point["prefill_flops_per_device"].iloc[0] / (0.6 * point["peak_flops"].iloc[0])  # (75 + 1) / 2
+    # TensorRT-LLM runs prompt chunks beside the 75 decodes under 8,192 tokens a step: a prompt of 1,024 tokens rides
+    # 1,024 / (8,192 - 75) steps, each with the batch's decode; (75 + 1) / 2 prompts, the whole wave of the datasheet
+    assert point["prompt_steps"].iloc[0] == pytest.approx(1024 / (8192 - 75), rel=1e-12)
+    one_prompt = point["prefill_flops_per_device"].iloc[0] / (0.6 * point["peak_flops"].iloc[0]) + 1024 / 8117 * 2 * tpot
+    prefill = 38.0 * one_prompt
     assert first_token_estimate(point, constants, 2.0)[0] == pytest.approx(0.05 + wait + prefill, rel=1e-12)
     assert wait > 100.0  # minutes, not the seconds of a prefill wave: the measurement is 369 s
     assert rows.loc[point.index[0], "silicon_ttft_ms"] / 1e3 > wait
@@ -154,11 +158,16 @@ def test_a_request_past_the_batch_that_runs_waits_for_a_slot_by_littles_law(comm
 
 def test_ttft_is_the_fixed_cost_plus_half_the_wave_of_prefills(points):
     constants = EngineConstants(1e-3, 0.8, 0.5, 20e-6, first_token_fixed=0.2)
-    # 128 requests arrive together; one waits on average for (128 + 1) / 2 prefills of 1024 tokens over four GPUs.
+    # 128 requests arrive together; one waits on average for (128 + 1) / 2 prefills of 1024 tokens over four GPUs,
+    # each riding 1024 / (8192 - 128) of TensorRT-LLM's steps of 8,192 tokens beside the 128 decodes.
     row = points.loc[DENSE_TP]
-    expected = 0.2 + 64.5 * row["prefill_flops_per_device"] / (0.5 * 1.979e15)
+    rides = 1024 / (8192 - 128)
+    assert row["prompt_steps"] == pytest.approx(rides, rel=1e-12)
+    step = decode_step(points.loc[[DENSE_TP]], constants)[0]
+    expected = 0.2 + 64.5 * (row["prefill_flops_per_device"] / (0.5 * 1.979e15) + rides * step)
     assert math.isclose(first_token_estimate(points.loc[[DENSE_TP]], constants, 1.0)[0], expected, rel_tol=1e-12)
-    assert round(expected * 1e3) == 2579
+    # 2,579 ms of prefill FLOPs and 144 ms of the 17.6 ms decode steps the prompts ride
+    assert round(step * 1e4) == 176 and round(64.5 * rides * step * 1e3) == 144 and round(expected * 1e3) == 2722
     disagg = points[points["mode"] == "disagg"].iloc[[0]]
     alone = 0.2 + disagg["replica_prefill_flops"].iloc[0] / (0.5 * disagg["peak_flops"].iloc[0])
     assert math.isclose(first_token_estimate(disagg, constants, 1.0)[0], alone, rel_tol=1e-12)
@@ -176,7 +185,7 @@ def _synthetic(n=200, seed=1):
         "imbalance_read_per_device": 0.0, "dispatch_s": 0.0, "dispatch_load": 0.0, "expert_ranks": 1.0,
         "prefill_flops_per_device": rng.uniform(1e12, 1e14, n), "prefill_collectives_s": rng.uniform(0, 1e-2, n),
         "replica_prefill_flops": rng.uniform(1e12, 1e14, n), "layers_per_step": rng.choice([32.0, 61.0, 80.0], n),
-        "sequences_per_rank": rng.integers(1, 256, n).astype(float),
+        "sequences_per_rank": rng.integers(1, 256, n).astype(float), "prompt_steps": rng.choice([0.0, 0.125, 1.0], n),
     })
 
 

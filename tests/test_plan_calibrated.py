@@ -49,9 +49,11 @@ def test_a_calibrated_layout_by_hand(catalog):
     prefill = 2 * 8.03e9 * 1024 + 2 * 32 * 32 * 128 * 1024**2
     rate = 0.5 * 989.5e12
     assert curve.tpot == pytest.approx(memory + 1e-3 + b / 1024 * prefill / rate, rel=1e-9)
-    # TTFT: 200 ms and half the wave of b prefills and its own, (b + 1) / 2 of them
-    assert curve.ttft == pytest.approx(0.2 + (b + 1) / 2 * prefill / rate, rel=1e-9)
-    assert round(curve.tpot[0] * 1e3, 3) == 4.994 and round(curve.ttft[0] * 1e3, 1) == 233.8
+    # TTFT: 200 ms and half the wave of b prefills and its own, (b + 1) / 2 of them, each riding 1,024 / (8,192 - b)
+    # of TensorRT-LLM's steps of 8,192 tokens beside the b decodes (one token a step: the step is the TPOT)
+    rides = 1024 / (8192 - b) * curve.tpot
+    assert curve.ttft == pytest.approx(0.2 + (b + 1) / 2 * (prefill / rate + rides), rel=1e-9)
+    assert round(curve.tpot[0] * 1e3, 3) == 4.994 and round(curve.ttft[0] * 1e3, 1) == 234.4
 
 
 def test_a_ttft_estimate_that_grows_with_the_batch_caps_it(catalog):
@@ -234,8 +236,8 @@ def test_a_layout_with_offsets_by_hand(catalog):
         # 1.2 x 0.9 on every layout of the model on the H200; on one GPU x1.1 at 16 sequences, x1.05 per doubling
         # between 4 and 64 and x1.2 per doubling of the prefill stretch between x1.25 and x2, held at the ends;
         # TTFT x0.5 everywhere
-        priced = planned_points(model, d, device, 989.5e12, serving, workload.decode_context, curve.batches,
-                                1024, 1024)
+        priced = planned_points(model, d, device, 989.5e12, serving, "trtllm", workload.decode_context,
+                                curve.batches, 1024, 1024)
         stretch = np.clip(calibrated_stretch(priced, FIT), 1.25, 2.0)
         sequences = np.clip(curve.batches / d.data_parallel, 4.0, 64.0)
         one_gpu = 1.1 * 1.05 ** np.log2(sequences / 16.0) * 1.2 ** np.log2(stretch / 1.5)

@@ -12,7 +12,7 @@ from kvwall.model.engine_constants import EngineConstants
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.validation.calibration import first_token_terms, fit_first_token
 from kvwall.validation.points import COST_INPUTS
-from kvwall.validation.ttft_forms import ESTIMATE, FORMS, RHO, form_terms
+from kvwall.validation.ttft_forms import APART, ESTIMATE, FORMS, RHO, form_terms
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 CONSTANTS = EngineConstants(1e-3, 0.8, 0.5, 0.0, first_token_fixed=0.1, wave_share=0.25)
@@ -54,7 +54,19 @@ def test_each_form_by_hand_on_one_point():
     assert alone == pytest.approx([0.1 * (1 + rho / (2 * (1 - rho)))]) and wave == pytest.approx([0.0])
     busy = _points(running_batch=[33.0], in_flight=[33.0], osl=[10.0])  # the server saturated: held at RHO
     assert form_terms("random arrivals", busy, CONSTANTS, 1.0)[0] == pytest.approx([0.1 * (1 + RHO / (2 * (1 - RHO)))])
-    assert list(FORMS.values()) == [1.0, 0.0, 0.0, None]
+    assert list(FORMS.values()) == [1.0, 0.0, 0.0, None, None]
+
+
+def test_a_prompt_rides_the_decode_steps_of_an_engine_that_mixes_them_by_hand():
+    # 33 running beside prompts of 1,024 tokens under a budget of 8,192 tokens a step: a prompt rides 1,024 / 8,159
+    # steps of 14.3 ms (test_each_form_by_hand_on_one_point), 1.79 ms beside its 0.1 s of FLOPs
+    point = _points(running_batch=[33.0], prompt_steps=[1024 / (8192 - 33)])
+    step = decode_step(point, CONSTANTS)[0]
+    one_prompt = 0.1 + 1024 / 8159 * step
+    assert round(1024 / 8159 * step * 1e5) == 179
+    assert first_token_estimate(point, CONSTANTS, 1.0) == pytest.approx([0.1 + (1 + 4) * one_prompt])
+    assert form_terms(ESTIMATE, point, CONSTANTS, 1.0)[0] == pytest.approx([one_prompt])
+    assert form_terms(APART, point, CONSTANTS, 1.0)[0] == pytest.approx([0.1])  # its chunks ride no decode step
 
 
 def test_the_fixed_cost_and_the_share_are_recovered_from_a_synthetic_set():

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from kvwall.inputs.catalog import Catalog
-from kvwall.inputs.engines import AUTO, ENGINES, PARAMETERS, EngineMemory
+from kvwall.inputs.engines import AUTO, ENGINES, PARAMETERS, PROMPT_BUDGETS, EngineMemory, PromptBudget
 from kvwall.inputs.errors import DeploymentError, SpecError
 from kvwall.inputs.specs import Device, Fabric, Model, Sourced, WeightFormats
 from kvwall.units import DTYPE_BYTES, dtype_bytes
@@ -146,10 +146,12 @@ def collective_link(device: Device, devices_file: str) -> CollectiveLink:
 @dataclass(frozen=True)
 class ServingInputs:
     """What a deployment's step time and capacity need beyond the catalogue's specs: the stated assumptions, among
-    them each engine's memory rule and the engine whose rule applies unless another is named."""
+    them each engine's memory rule and token budget per step and the engine whose rule applies unless another is
+    named."""
 
     engine: str
     memories: Mapping[str, EngineMemory]
+    prompt_budgets: Mapping[str, PromptBudget]
     collective_latency: float  # s
     activation_bytes: float  # bytes per activation value a collective moves
     hbm_bandwidth_efficiency: float
@@ -179,14 +181,19 @@ def load_serving_inputs(catalog: Catalog) -> ServingInputs:
     """The serving assumptions of the catalogue (config/assumptions.yaml)."""
     given = catalog.assumptions.provenance
     rules = {engine: PARAMETERS[engine] for engine in ENGINES}
-    names = ("engine", *(parameter for parameter, _ in rules.values()), "collective_latency", "activation_dtype",
+    names = ("engine", *(parameter for parameter, _ in rules.values()),
+             *(parameter for parameter, _ in PROMPT_BUDGETS.values()), "collective_latency", "activation_dtype",
              "hbm_bandwidth_efficiency")
     memories = {engine: EngineMemory(engine, parameter, of, None if given[parameter].value == AUTO else given[parameter].value,
                                      given[parameter].source)
                 for engine, (parameter, of) in rules.items()}
+    budgets = {engine: PromptBudget(engine, parameter, None if given[parameter].value == AUTO else given[parameter].value,
+                                    mixes, given[parameter].source)
+               for engine, (parameter, mixes) in PROMPT_BUDGETS.items()}
     return ServingInputs(
         engine=given["engine"].value,
         memories=MappingProxyType(memories),
+        prompt_budgets=MappingProxyType(budgets),
         collective_latency=given["collective_latency"].value,
         activation_bytes=dtype_bytes(given["activation_dtype"].value),
         hbm_bandwidth_efficiency=given["hbm_bandwidth_efficiency"].value,

@@ -5,6 +5,13 @@ vLLM (``gpu_memory_utilization``, vllm/v1/worker/gpu_worker.py ``determine_avail
 device's whole memory for weights and KV together, so the KV gets that fraction of the HBM less the weights; TensorRT-LLM
 (``free_gpu_memory_fraction``, tensorrt_llm.llmapi.KvCacheConfig) gives the KV a fraction of the memory the weights
 leave free. SGLang's default fraction depends on the device and the layout (kvwall.model.engine_memory).
+
+Each engine's scheduler also gives a step a budget of tokens, its prompts' chunks and, where it mixes them, its
+decodes together (kvwall.model.prompt_steps): vLLM's ``max_num_batched_tokens`` (its V1 scheduler runs the decodes
+of the running requests and prompt chunks in one step, under one budget), TensorRT-LLM's ``max_num_tokens`` (its
+in-flight batching runs context and generation requests in one step, under one budget) and SGLang's
+``chunked_prefill_size`` (its scheduler runs a prefill batch apart from the decode batch unless
+``--enable-mixed-chunk``, off by default; its default size grows with the device's memory, kvwall.model.engine_memory).
 """
 
 from __future__ import annotations
@@ -20,8 +27,15 @@ OF_TOTAL, OF_FREE = "total", "free"
 #: Each engine's parameter (its key in config/assumptions.yaml) and what it is a fraction of.
 PARAMETERS = {VLLM: ("vllm_gpu_memory_utilization", OF_TOTAL), SGLANG: ("sglang_mem_fraction_static", OF_TOTAL),
               TRTLLM: ("trtllm_free_gpu_memory_fraction", OF_FREE)}
-#: The value of sglang_mem_fraction_static that leaves SGLang's default to SGLang's own rule.
+#: Each engine's token budget per step (its key in config/assumptions.yaml) and whether a step runs the decodes of
+#: the running requests beside its prompts' chunks under that budget.
+PROMPT_BUDGETS = {VLLM: ("vllm_max_num_batched_tokens", True), SGLANG: ("sglang_chunked_prefill_size", False),
+                  TRTLLM: ("trtllm_max_num_tokens", True)}
+#: The value of sglang_mem_fraction_static or sglang_chunked_prefill_size that leaves SGLang's default to SGLang's
+#: own rule.
 AUTO = "auto"
+#: The assumptions that may be AUTO.
+COMPUTED_BY_SGLANG = (PARAMETERS[SGLANG][0], PROMPT_BUDGETS[SGLANG][0])
 
 
 @dataclass(frozen=True)
@@ -48,3 +62,17 @@ class EngineMemory:
         default = (", f = (HBM - reserved) / HBM by SGLang's default (activations, CUDA graphs)"
                    if self.fraction is None else "")
         return f"{self.name} {self.parameter.split('_', 1)[1]}: {shape}{default}"
+
+
+@dataclass(frozen=True)
+class PromptBudget:
+    """One engine's token budget per step: ``tokens`` (None: SGLang's default, which it computes from the device's
+    memory), whether a step runs the running requests' decodes beside its prompts' chunks (``mixes_decodes``), the
+    engine's own name for it (``parameter``) and its citation (``source``)."""
+
+    engine: str
+    parameter: str
+    tokens: float | None
+    mixes_decodes: bool
+    source: str
+

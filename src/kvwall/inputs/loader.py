@@ -25,7 +25,7 @@ from kvwall.inputs.layers import bind_state_dtype, read_layers
 from kvwall.inputs.errors import SpecError
 from kvwall.inputs.reader import key_path, parse_yaml, read_yaml
 from kvwall.inputs.schema_library import jsonschema
-from kvwall.inputs.engines import AUTO, ENGINES, PARAMETERS, SGLANG
+from kvwall.inputs.engines import AUTO, COMPUTED_BY_SGLANG, ENGINES, PARAMETERS, PROMPT_BUDGETS
 from kvwall.inputs.specs import (PART_NAMES, WEIGHT_PARTS, Device, Domain, Fabric, FullAttention, LatentAttention, Link, MixtureOfExperts, Model,
                                  ScaleUpLink, SlidingWindowAttention, Sourced, Technique, WeightFormats, Workload)
 from kvwall.units import UnitError, dimension_of, dtype_bytes, to_base
@@ -61,6 +61,7 @@ ASSUMPTION_DIMENSIONS = {
     "tokens_per_k": "tokens", "prefill_mfu": "ratio", "attention_flops_at_full_context": "ratio", "moe_uniform_routing": "ratio",
     "collective_latency": "s", "hbm_bandwidth_efficiency": "ratio",
     **{parameter: "ratio" for parameter, _ in PARAMETERS.values()},
+    **{parameter: "tokens" for parameter, _ in PROMPT_BUDGETS.values()},
 }
 #: Device numbers no datasheet states (kvwall.inputs.device_assumptions); optional.
 DEVICE_ASSUMPTIONS_FILE = "device_assumptions.yaml"
@@ -413,8 +414,8 @@ def _assumptions(document: Mapping, reader: QuantityReader) -> Assumptions:
                 _check_format(node["value"], reader.file, f"{key}.value")
             if name == "engine" and node["value"] not in ENGINES:
                 raise SpecError(reader.file, f"{key}.value", f"engine {node['value']!r} is not one of {', '.join(ENGINES)}")
-            if name in ASSUMPTION_DIMENSIONS and (name, node["value"]) != (PARAMETERS[SGLANG][0], AUTO):
-                computed = f" (only {PARAMETERS[SGLANG][0]} may be {AUTO!r})" if node["value"] == AUTO else ""
+            if name in ASSUMPTION_DIMENSIONS and (name not in COMPUTED_BY_SGLANG or node["value"] != AUTO):
+                computed = f" (only {' and '.join(COMPUTED_BY_SGLANG)} may be {AUTO!r})" if node["value"] == AUTO else ""
                 raise SpecError(reader.file, f"{key}.value", f"{node['value']!r} is not a number{computed}")
             values[name] = node["value"]
             prov[name] = Sourced(node["value"], node["value"], node.get("unit", ""), reader.source(node["source"], f"{key}.source"), reader.evidence)

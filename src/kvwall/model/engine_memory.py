@@ -29,10 +29,21 @@ SGLANG_BANDS = (
 )
 
 
+def _sglang_band(hbm_capacity: float) -> tuple[float, int, int, int]:
+    """The band of SGLANG_BANDS a device of ``hbm_capacity`` bytes falls in."""
+    memory = in_unit(hbm_capacity, "MiB")
+    return next(band for band in SGLANG_BANDS if memory < band[0])
+
+
+def sglang_chunked_prefill_size(hbm_capacity: float) -> int:
+    """SGLang's default chunked_prefill_size on a device of ``hbm_capacity`` bytes (tokens)."""
+    return _sglang_band(hbm_capacity)[1]
+
+
 def sglang_static_fraction(hbm_capacity: float, d: Deployment) -> float:
     """SGLang's default mem_fraction_static on a device of ``hbm_capacity`` bytes under ``d`` (module docstring)."""
     memory = in_unit(hbm_capacity, "MiB")
-    _, chunked, small, large = next(band for band in SGLANG_BANDS if memory < band[0])
+    _, chunked, small, large = _sglang_band(hbm_capacity)
     graph_batch = small if d.tensor_parallel < 4 else large
     reserved = 512 + max(chunked, 2048) * 1.5 + graph_batch * 2 + d.tensor_parallel * d.pipeline_parallel / 8 * 1024
     if d.data_parallel > 1:

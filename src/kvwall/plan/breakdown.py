@@ -67,8 +67,8 @@ def layout_costs(model: Model, d: Deployment, batch: int, workload: Workload, de
     estimate in ``mode`` (disagg: a decode instance), without it the datasheet step-time estimate."""
     one = np.array([float(batch)])
     if fit is not None:
-        points = planned_points(model, d, device, peak, serving, workload.decode_context, one, workload.input_tokens,
-                                workload.output_tokens, mode)
+        points = planned_points(model, d, device, peak, serving, fit.calibrated.engine, workload.decode_context, one,
+                                workload.input_tokens, workload.output_tokens, mode)
         costs = decode_costs(points, fit.calibrated.constants)
         named = {name: float(costs[name][0]) / fit.tokens_per_step for name in COSTS}
         if fit.offsets is None:

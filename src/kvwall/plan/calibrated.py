@@ -9,8 +9,9 @@ the engine's agg (or disagg) points, grouped 5-fold with offsets where they hold
 out (the error on a model no fit saw, kvwall.validation.calibrated.band_of): the median |estimate / measured - 1| and the 10th to 90th percentile
 of measured / estimate, for TPOT and for TTFT. A planned layout at batch b is priced as a measured agg point at b
 running sequences (kvwall.model.decode_inputs): TPOT is kvwall.model.decode_costs's decode step over the tokens a step emits, TTFT
-kvwall.model.first_token_estimate's (the fixed cost, its own prefill and a share of the others' wave of b; a plan holds every request it runs, so none waits for a slot); a disaggregated plan's decode
-instances as disagg points (no prefill interference) and its prefill instances' TTFT as a disagg point's (the fixed
+kvwall.model.first_token_estimate's (the fixed cost, its own prefill and a share of the others' wave of b, each with
+the decode steps its chunks ride in the engine, kvwall.model.prompt_steps; a plan holds every request it runs, so none
+waits for a slot); a disaggregated plan's decode instances as disagg points (no prefill interference) and its prefill instances' TTFT as a disagg point's (the fixed
 cost and one prompt on a replica, its busy time scaled with its TTFT's factor at one sequence). The KV a plan asks
 for (--kv-dtype) is the KV the engine stores, so the stored over counted KV bytes is 1. The fitted numbers price estimates only; no bound reads them.
 """
@@ -30,6 +31,7 @@ from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.model.decode_costs import decode_costs, prefill_stretch, step_of
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token_estimate import first_token_estimate
+from kvwall.model.prompt_steps import prompt_steps
 from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, NEW_MODEL, Calibrated, HeldOutError, band_of, read_calibrated,
                                           read_offsets, tables_beside)
 from kvwall.validation.offsets import Offsets, deployment_key
@@ -87,16 +89,18 @@ def read_plan_calibration(catalog: Catalog, engine: str) -> PlanCalibration:
                            read_calibrated(tables, engine, HELD_OUT_WITH_OFFSETS), read_calibrated(tables, engine, NEW_MODEL))
 
 
-def planned_points(model: Model, d: Deployment, device: Device, peak: float, serving: ServingInputs, context: float,
-                   batches: np.ndarray, isl: float, osl: float, mode: str = "agg") -> pd.DataFrame:
+def planned_points(model: Model, d: Deployment, device: Device, peak: float, serving: ServingInputs, engine: str,
+                   context: float, batches: np.ndarray, isl: float, osl: float, mode: str = "agg") -> pd.DataFrame:
     """The layout at every batch as points of ``mode`` (agg; disagg: a decode instance without prefills, or a
-    prefill instance) in the columns decode_costs and first_token_estimate read."""
+    prefill instance) on ``engine`` in the columns decode_costs and first_token_estimate read."""
     inputs = decode_inputs(model, d, context, batches, isl, device.hbm_bandwidth, peak, serving.link_for(device, d),
                            serving.collective_latency, serving.activation_bytes, serving.hbm_bandwidth_efficiency)
+    rides = (prompt_steps(serving.prompt_budgets[engine], device.hbm_capacity, isl, batches) if mode == "agg"
+             else np.zeros(np.shape(batches)))
     return pd.DataFrame({
         "mode": mode, "osl": float(osl), "running_batch": batches, "hbm_bandwidth": device.hbm_bandwidth,
         "weight_read_per_device": inputs.step.weight_bytes, "kv_read_per_device": inputs.step.kv_bytes,
-        "stored_kv_ratio": 1.0, **inputs.costs})
+        "stored_kv_ratio": 1.0, **inputs.costs, "prompt_steps": rides})
 
 
 def calibrated_tpot_and_stretch(points: pd.DataFrame, fit: PlanCalibration) -> tuple[np.ndarray, np.ndarray]:
@@ -115,8 +119,8 @@ def calibrated_stretch(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray
 def planned_stretch(fit: PlanCalibration, model: Model, d: Deployment, device: Device, peak: float,
                     serving: ServingInputs, context: float, batch: float, isl: float, osl: float, mode: str) -> float:
     """The prefill stretch of the layout's step at one ``batch`` (planned_points, calibrated_stretch)."""
-    return float(calibrated_stretch(planned_points(model, d, device, peak, serving, context, np.array([float(batch)]),
-                                                   isl, osl, mode), fit)[0])
+    return float(calibrated_stretch(planned_points(model, d, device, peak, serving, fit.calibrated.engine, context,
+                                                   np.array([float(batch)]), isl, osl, mode), fit)[0])
 
 
 def calibrated_ttft(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray:

@@ -550,9 +550,12 @@ def ttft_forms(forms: pd.DataFrame) -> Table:
         "a whole wave of the running requests' prefills (every request arriving with the others), none, a queue of "
         "random arrivals (M/D/1, one prompt's prefill a service, busy c P / (osl x TPOT) of the time), and a share of "
         "the wave fitted per engine, 0 to 1 (the estimate's); each engine's fixed cost before a first token fitted "
-        "with it on the agg points' relative TTFT errors. The benchmark's clients are a closed loop whose arrivals "
-        "bunch in a way no row records: the form that lowers the error leaving one model out prices a model never "
-        "measured.",
+        "with it on the agg points' relative TTFT errors. A prompt's prefill P is its FLOPs over the realized peak "
+        "and, where the engine runs the batch's decodes beside prompt chunks under one token budget a step (vLLM, "
+        "TensorRT-LLM: 8,192 tokens by default, an assumption), the decode step of each of the isl / (budget - "
+        "running) steps its chunks ride; the share of the wave with its prompts apart from the decodes prices P "
+        "without them. The benchmark's clients are a closed loop whose arrivals bunch in a way no row records: the "
+        "form that lowers the error leaving one model out prices a model never measured.",
         columns=_TTFT_FORMS,
         rows=records(frame, _TTFT_FORMS),
         sources=(MEASUREMENTS_SOURCE,),

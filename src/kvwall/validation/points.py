@@ -30,14 +30,16 @@ from kvwall.inputs.validation_map import ValidationMap
 from kvwall.model.capacity import running_batch, sequences_that_fit
 from kvwall.model.decode_inputs import COST_INPUTS as DECODE_INPUTS
 from kvwall.model.decode_inputs import decode_inputs
+from kvwall.model.prompt_steps import prompt_steps
 from kvwall.model.sharding import resident_weight_bytes_per_device
 from kvwall.units import MS, dtype_bytes
 from kvwall.validation.copies import copies
 from kvwall.validation.layout import decode_engines
 
 #: What kvwall.model.decode_costs and kvwall.model.first_token_estimate read of each point, per GPU of its decode
-#: engine (kvwall.model.decode_inputs), and the stored over the counted KV bytes per element of its engine.
-COST_INPUTS = (*DECODE_INPUTS[:9], "stored_kv_ratio", *DECODE_INPUTS[9:])
+#: engine (kvwall.model.decode_inputs), the stored over the counted KV bytes per element of its engine and the decode
+#: steps one prompt rides in it (kvwall.model.prompt_steps).
+COST_INPUTS = (*DECODE_INPUTS[:9], "stored_kv_ratio", *DECODE_INPUTS[9:], "prompt_steps")
 
 #: The columns that make points one group: everything but the concurrency.
 GROUP = ("model", "device", "backend", "weight_format", "mode", "tp", "pp", "dp", "moe_tp", "moe_ep", "isl", "osl")
@@ -138,6 +140,7 @@ def derived_columns(group: pd.DataFrame, model, device, deployment: Deployment, 
         **inputs.costs}
     stored = group["backend"].map(lambda e: vmap.stored_kv_formats.get(e, {}).get(deployment.weight_format, vmap.stored_kv_default))
     columns["stored_kv_ratio"] = stored.map(dtype_bytes).to_numpy(dtype=float) / dtype_bytes(deployment.kv_format)
+    columns["prompt_steps"] = _prompt_steps(group, batch, device.hbm_capacity, serving)
     columns["regime"] = np.select(
         [batch < in_flight, step.compute_bound, step.kv_bytes >= step.weight_bytes],
         [CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND],
@@ -149,6 +152,18 @@ def derived_columns(group: pd.DataFrame, model, device, deployment: Deployment, 
         reason[np.broadcast_to(fitting < 1, (rows,))] = "the weights leave no room for one sequence's KV on this layout"
         columns["reason"] = reason
     return columns
+
+
+def _prompt_steps(group: pd.DataFrame, batch: np.ndarray, hbm_capacity: float, serving: ServingInputs) -> np.ndarray:
+    """The decode steps one prompt rides beside the running ``batch`` in each agg row's engine, at the engine's token
+    budget (kvwall.model.prompt_steps); 0 in disagg mode, whose prompts run on prefill workers."""
+    engines, isl = group["backend"].to_numpy(), group["isl"].to_numpy(dtype=float)
+    agg, running = (group["mode"] == "agg").to_numpy(), np.broadcast_to(batch, isl.shape)
+    steps = np.zeros(isl.shape)
+    for engine in np.unique(engines[agg]):
+        at = agg & (engines == engine)
+        steps[at] = prompt_steps(serving.prompt_budgets[engine], hbm_capacity, isl[at], running[at])
+    return steps
 
 
 def derive(points: pd.DataFrame, index: pd.Index, model, device, deployment: Deployment, vmap: ValidationMap,

@@ -1,0 +1,33 @@
+"""The decode steps one prompt's chunks ride in an agg engine, at the engine's token budget per step
+(kvwall.inputs.engines, config/assumptions.yaml).
+
+An engine that mixes them (vLLM, TensorRT-LLM) runs a step's decodes and prompt chunks under one budget of B tokens:
+the b running sequences take b of it and prompt chunks the B - b left, so a prompt of isl tokens rides
+isl / (B - b) steps, each of which also runs the batch's decode (kvwall.model.first_token_estimate prices that decode
+for every prompt a request waits for). An engine that runs its prefill batches apart from its decode batch (SGLang by
+default) gives its prompts no decode step to ride. A budget that the running sequences fill (b >= B) leaves a prompt
+one token a step, its most.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kvwall.inputs.engines import PromptBudget
+from kvwall.model.engine_memory import sglang_chunked_prefill_size
+
+
+def budget_tokens(budget: PromptBudget, hbm_capacity: float) -> float:
+    """The tokens of one step under ``budget`` on a device of ``hbm_capacity`` bytes: as configured, or SGLang's
+    default for the device's memory."""
+    return float(sglang_chunked_prefill_size(hbm_capacity) if budget.tokens is None else budget.tokens)
+
+
+def prompt_steps(budget: PromptBudget, hbm_capacity: float, isl: ArrayLike, running: ArrayLike) -> np.ndarray:
+    """Decode steps a prompt of ``isl`` tokens rides beside ``running`` sequences: isl / (B - b) where the engine
+    mixes them, at least one token a step; 0 where it runs prompts apart."""
+    isl, running = np.asarray(isl, dtype=float), np.asarray(running, dtype=float)
+    if not budget.mixes_decodes:
+        return np.zeros(np.broadcast(isl, running).shape)
+    return isl / np.maximum(budget_tokens(budget, hbm_capacity) - running, 1.0)

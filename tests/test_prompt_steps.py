@@ -1,0 +1,67 @@
+"""The decode steps one prompt's chunks ride in an agg engine at its token budget per step (kvwall.model.prompt_steps,
+config/assumptions.yaml): each engine's default by hand, and a bad budget named in one line."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kvwall.inputs.deployment import load_serving_inputs
+from kvwall.inputs.engines import PromptBudget
+from kvwall.model.engine_memory import sglang_chunked_prefill_size
+from kvwall.model.prompt_steps import budget_tokens, prompt_steps
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+
+
+def test_each_engines_budget_is_its_default(catalog):
+    budgets = load_serving_inputs(catalog).prompt_budgets
+    h200, b200 = catalog.devices["h200-sxm"].hbm_capacity, catalog.devices["b200"].hbm_capacity
+    # vLLM's API server and TensorRT-LLM: 8,192 tokens a step, decodes and prompt chunks together
+    for engine in ("vllm", "trtllm"):
+        assert budgets[engine].mixes_decodes and budget_tokens(budgets[engine], h200) == 8192.0
+    # SGLang: 8,192 below 160 GiB (141 GB), 16,384 above (192 GB), its prefill batches apart from its decodes
+    assert budgets["sglang"].tokens is None and not budgets["sglang"].mixes_decodes
+    assert budget_tokens(budgets["sglang"], h200) == 8192.0 and budget_tokens(budgets["sglang"], b200) == 16384.0
+    assert sglang_chunked_prefill_size(40e9) == 4096 and sglang_chunked_prefill_size(24e9) == 2048
+
+
+def test_a_prompt_rides_isl_over_the_budget_the_decodes_leave_by_hand(catalog):
+    mixed = PromptBudget("vllm", "vllm_max_num_batched_tokens", 8192.0, True, "test")
+    h200 = catalog.devices["h200-sxm"].hbm_capacity
+    # 8,192 tokens in, 192 running: the decodes take 192 of the budget, a prompt rides 8,192 / 8,000 steps
+    assert prompt_steps(mixed, h200, [1024.0, 8192.0], [64.0, 192.0]) == pytest.approx([1024 / 8128, 8192 / 8000])
+    # more running than the budget holds: a prompt's token a step, its most
+    assert prompt_steps(mixed, h200, 1024.0, 9000.0) == pytest.approx(1024.0)
+    # prompts apart from the decodes ride none, at any batch
+    apart = PromptBudget("sglang", "sglang_chunked_prefill_size", None, False, "test")
+    assert prompt_steps(apart, h200, [1024.0, 8192.0], [64.0, 192.0]).tolist() == [0.0, 0.0]
+    # more running sequences leave less of the budget: more steps, never fewer
+    steps = prompt_steps(mixed, h200, 4096.0, np.arange(1.0, 8000.0, 97.0))
+    assert (np.diff(steps) > 0).all()
+
+
+@pytest.mark.parametrize("old, new, key, reason", [
+    ("  vllm_max_num_batched_tokens:\n    value: 8192\n", "  vllm_max_num_batched_tokens:\n    value: 0\n",
+     "assumptions.vllm_max_num_batched_tokens.value", "must be > 0 (got 0)"),
+    ("  trtllm_max_num_tokens:\n    value: 8192\n", "  trtllm_max_num_tokens:\n    value: auto\n",
+     "assumptions.trtllm_max_num_tokens.value", "must be of type integer"),
+    ("  trtllm_max_num_tokens:\n    value: 8192\n", "  trtllm_max_num_tokens:\n    value: 8192.5\n",
+     "assumptions.trtllm_max_num_tokens.value", "must be of type integer"),
+    ("  sglang_chunked_prefill_size:\n    value: auto\n", "  sglang_chunked_prefill_size:\n    value: -4096\n",
+     "assumptions.sglang_chunked_prefill_size.value", "must be > 0 (got -4096)"),
+])
+def test_a_bad_budget_stops_with_one_line(tmp_path, old, new, key, reason):
+    from kvwall.inputs.errors import SpecError
+    from kvwall.inputs.loader import load_catalog
+
+    config = tmp_path / "config"
+    shutil.copytree(CONFIG, config)
+    assumptions = config / "assumptions.yaml"
+    text = assumptions.read_text()
+    assert old in text
+    assumptions.write_text(text.replace(old, new))
+    with pytest.raises(SpecError) as error:
+        load_catalog(config)
+    assert (error.value.file, error.value.key) == (str(assumptions), key) and reason in error.value.reason
