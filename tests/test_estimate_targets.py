@@ -22,9 +22,9 @@ def test_a_held_out_model_keeps_no_offset_of_its_own_and_a_held_out_device_keeps
     device, device_offset = (errors.loc[(scheme, "TPOT", "all", "agg")]
                              for scheme in ("leave one device out", "leave one device out, with offsets"))
     assert device_offset["median_error"] < device["median_error"]
-    # on the committed measurements: agg TPOT off by 17.5% for a new model, 14.3% for a new device, 6.5% in distribution
+    # on the committed measurements: agg TPOT off by 17.5% for a new model, 14.4% for a new device, 6.5% in distribution
     assert offset.loc[("TPOT", "all", "agg"), "median_error"] == pytest.approx(0.1753, abs=5e-4)
-    assert device_offset["median_error"] == pytest.approx(0.1431, abs=5e-4)
+    assert device_offset["median_error"] == pytest.approx(0.1440, abs=5e-4)
     assert errors.loc[(SCHEMES[6], "TPOT", "all", "agg"), "median_error"] == pytest.approx(0.0647, abs=5e-4)
     assert set(errors.index.get_level_values("scheme")) == set(SCHEMES)
 

@@ -89,6 +89,23 @@ def test_kimi_k2_5_ships_int4_experts(catalog, capsys):
     assert round(weights / 1e9) == 570  # not 2,000 GB of bf16
 
 
+def test_a_count_rounded_below_the_experts_leaves_the_always_active_weights_non_negative(catalog):
+    from kvwall.model.params import published_routed_params, routed_expert_params
+    from kvwall.model.roofline import active_params_per_token
+
+    kimi, deepseek = catalog.models["kimi-k2.5"], catalog.models["deepseek-v3"]
+    # Kimi-K2.5's routed experts alone (1,014.7e9) exceed its published 1e12: of P they are the parts' scaled share,
+    # 1,014,686,023,680 x 1e12 / 1,020,238,757,888 = 994.56e9, so a token multiplies 1e12 - 994.56e9 always-active
+    # weights and 8 of the 384 experts, 26.2e9 (not 1e12 - 1,014.7e9 + 8 / 384 of them = 6.5e9)
+    routed = 1_014_686_023_680 * 1e12 / 1_020_238_757_888
+    assert published_routed_params(kimi) == pytest.approx(routed, rel=1e-12)
+    assert active_params_per_token(kimi) == pytest.approx(1e12 - routed + routed * 8 / 384, rel=1e-12)
+    assert round(active_params_per_token(kimi) / 1e8) == 262
+    # a published count above the fixed parts keeps every expert: DeepSeek-V3's 37.5e9 active as before
+    assert published_routed_params(deepseek) == routed_expert_params(deepseek)
+    assert round(active_params_per_token(deepseek) / 1e8) == 375
+
+
 def test_fp8_checkpoints_keep_embedding_head_and_router_in_bf16(catalog, capsys):
     # DeepSeek-V3 (quant_method fp8): P = 671e9, of which the router 58 x 256 x 7,168 and two 129,280 x 7,168 tables
     # stay bf16: P + router + 2 tables bytes, 0.3% above 671 GB.

@@ -96,7 +96,8 @@ def test_the_committed_table_reads_against_the_estimates_own_error_and_the_valid
     assert (f"a whole wave gives an agg TTFT median error of {new.loc['a whole wave', 'median_error']:.1%} (mean "
             f"{new.loc['a whole wave', 'mean_error']:.1%}), none {new.loc['alone', 'median_error']:.1%}, a queue of "
             f"random arrivals (M/D/1) {new.loc['random arrivals', 'median_error']:.1%}, and the fitted share "
-            f"{new.loc[ESTIMATE, 'median_error']:.1%} (mean {new.loc[ESTIMATE, 'mean_error']:.1%})") in prose
+            f"{new.loc[ESTIMATE, 'median_error']:.1%} (mean {new.loc[ESTIMATE, 'mean_error']:.1%}), where the same share "
+            f"with its prompts apart from the decodes gives {new.loc[APART, 'median_error']:.1%}") in prose
     constants = pd.read_csv(ROOT / "tables/derived/serving_engine_constants.csv").set_index(["backend", "constant"])
     share = constants.xs("wave_share", level="constant")["value"]
     assert (f"({share['trtllm']:.2f} for TensorRT-LLM, {share['vllm']:.2f} for vLLM, {share['sglang']:.2f} for "

@@ -50,6 +50,13 @@ def routed_expert_params(model: Model) -> float:
                  * moe.expert_intermediate_size)
 
 
+def published_routed_params(model: Model) -> float:
+    """The routed experts' share of the published count P (weight_part_params' experts): their weights, scaled down
+    with every part the fields fix where those exceed P (a count rounded down: Kimi-K2.5's 1T against the 1.03T its
+    config gives), so that P less them, the always-active weights, is never negative."""
+    return weight_part_params(model)[EXPERTS]
+
+
 def architecture_params(model: Model) -> float | None:
     """Sum over L layers of Table 8's weights plus embeddings, for dense MHA/GQA models; None where Table 8 does not apply."""
     if not isinstance(model.attention, FullAttention):

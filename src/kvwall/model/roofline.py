@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kvwall.model.footprint import kv_bytes, kv_bytes_per_token, kv_bytes_per_token_beyond_window
-from kvwall.model.params import routed_expert_params, weight_part_params
+from kvwall.model.params import published_routed_params, weight_part_params
 from kvwall.inputs.specs import EXPERTS, Device, Model, WeightFormats
 from kvwall.units import dtype_bytes
 
@@ -51,7 +51,7 @@ def step_weight_bytes(model: Model, weight_bytes_per_param: Weights, batch: Arra
     """
     width = _one_width(weight_bytes_per_param)
     if width is not None:
-        routed = routed_expert_params(model)
+        routed = published_routed_params(model)
         touched = routed * experts_touched_fraction(model, batch)
         return (model.params_nominal - routed + touched) * width
     parts, formats = weight_part_params(model), weight_bytes_per_param
@@ -61,8 +61,9 @@ def step_weight_bytes(model: Model, weight_bytes_per_param: Weights, batch: Arra
 
 
 def active_params_per_token(model: Model) -> float:
-    """Parameters one token multiplies through: P for a dense model, shared plus k routed experts for MoE."""
-    routed = routed_expert_params(model)
+    """Parameters one token multiplies through: P for a dense model, the always-active weights plus k of the E
+    routed experts for MoE (kvwall.model.params.published_routed_params)."""
+    routed = published_routed_params(model)
     if model.moe is None:
         return model.params_nominal
     return model.params_nominal - routed + routed * model.moe.experts_per_token / model.moe.routed_experts

@@ -545,7 +545,7 @@ def ttft_forms(forms: pd.DataFrame) -> Table:
     return Table(
         id="serving_ttft_forms",
         title="Which prefills a request waits for before its first token",
-        caption="The agg TTFT error of the calibrated estimate in sample and leaving one model out, with four forms of "
+        caption="The agg TTFT error of the calibrated estimate in sample and leaving one model out, with five forms of "
         "the prefills a request waits for besides its own (after the fixed cost and the wait for a running slot): "
         "a whole wave of the running requests' prefills (every request arriving with the others), none, a queue of "
         "random arrivals (M/D/1, one prompt's prefill a service, busy c P / (osl x TPOT) of the time), and a share of "
