@@ -14,6 +14,7 @@ VALIDATION_TABLES = {
     "sources": "derived/serving_error_sources",
     "repeatability": "derived/serving_repeatability",
     "versions": "derived/serving_version_spread",
+    "disagg": "derived/serving_disagg_load",
     "shares": "derived/serving_cost_shares",
     "claim_costs": "derived/serving_format_claim_costs",
 }

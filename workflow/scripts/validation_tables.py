@@ -14,6 +14,7 @@ from kvwall.render import write_table
 from kvwall.tables import validation as tables
 from kvwall.validation.claim_costs import claim_cost_summary, claim_costs
 from kvwall.validation.cost_shares import cost_shares
+from kvwall.validation.disagg_load import disagg_load
 from kvwall.validation.error_sources import error_sources
 from kvwall.validation.estimate_error import FOLDS, assess, in_sample_offsets, measured_times
 from kvwall.validation.held_out_claim import held_out_speedups
@@ -44,6 +45,8 @@ built = {
         error_sources(result.understood, rows, predicted[f"grouped {FOLDS}-fold"]["tpot"])),
     "derived/serving_repeatability": tables.repeatability(repeatability(result.understood, rows)),
     "derived/serving_version_spread": tables.version_spread(version_spread(result.understood, rows, catalog.models)),
+    "derived/serving_disagg_load": tables.disagg_load(
+        disagg_load(result.understood, rows, catalog.models, catalog.devices, vmap.kv_format)),
     "derived/serving_cost_shares": tables.cost_shares(
         cost_shares(result.understood, rows.loc[result.understood.index, "silicon_tpot_ms"], calibrations,
                     vmap.tokens_per_step)),

@@ -7,8 +7,9 @@ lengths and chunked prefills shift them, so a request waits for a share w of tha
 1: 1 for a wave, 0 for requests that never meet). Each prefill costs its FLOPs per GPU of the engine F_pre over f P,
 and, in an engine whose steps run the batch's decodes beside prompt chunks under one token budget, the decode step S
 of each of the n steps its chunks ride (kvwall.model.prompt_steps: n = isl / (B - running), 0 where prompts run
-apart). A disaggregated request's prefill runs alone on its replica, its FLOPs per GPU of the replica
-(kvwall.model.first_token) over f P: the prefill workers' load is not recorded. Both add the fixed cost t0 before a
+apart). A disaggregated request's prefill runs alone on a replica of its prefill workers, its FLOPs per GPU of the
+replica (kvwall.model.first_token) over f P: the prefill pool's load does not set it (tables/derived/
+serving_disagg_load). Both add the fixed cost t0 before a
 first token (scheduling, tokenization, the first decode step, the response). In agg mode a request in flight beyond
 the batch that runs (the capacity crossover: fewer sequences fit than are in flight) first waits for a running one
 to end. The benchmark's clients are a closed loop, so in flight - running requests wait while slots free at running /

@@ -433,6 +433,40 @@ def version_spread(spread: pd.DataFrame) -> Table:
     )
 
 
+_DISAGG_LOAD = (
+    Column("backend", "Engine"),
+    Column("points", "Points", "derived", "int", "count"),
+    Column("ttft_ms", "Median measured TTFT (ms)", "derived", "fixed1", "ms"),
+    Column("alone_ms", "Median prompt alone at peak (ms)", "derived", "fixed1", "ms"),
+    Column("ttft_over_alone", "Median TTFT / prompt alone", "derived", "times0", "ratio"),
+    Column("busy", "Median prefill pool busy at peak", "derived", "percent1", "ratio"),
+    Column("busy_max", "Largest busy at peak", "derived", "percent0", "ratio"),
+    Column("transfer_share", "Median KV transfer / TTFT, at most", "derived", "percent1", "ratio"),
+    Column("busy_rank_correlation", "Rank correlation, busy and TTFT / alone", "derived", "fixed2", "ratio"),
+)
+
+
+@keyed("backend")
+def disagg_load(load: pd.DataFrame) -> Table:
+    """What a disagg request's measured TTFT follows, or does not (kvwall.validation.disagg_load)."""
+    frame = _rounded(load, [c.name for c in _DISAGG_LOAD[2:]])
+    return Table(
+        id="serving_disagg_load",
+        title="What a disaggregated request's TTFT does not follow",
+        caption="Per engine and over all, the disagg points' median measured TTFT, one prompt alone on a replica of "
+        "the prefill workers at the dense peak (the estimate's prefill), their ratio, how busy the prefill pool is "
+        "at least (the closed loop's measured request rate, c / (TTFT + (osl - 1) TPOT), times a prompt's prefill "
+        "FLOPs over the pool's GPUs at their dense peak; at the engine's realized fraction f of it, that over f), "
+        "the KV transfer of a prompt over one GPU's network link over the measured TTFT (the slowest way, so at "
+        "most), and Spearman's rank correlation between how busy the pool is and TTFT / prompt alone. A queue at "
+        "the prefill pool would need it busy near all the time and would make the ratio grow with it; neither the "
+        "queue nor the transfer accounts for TTFTs tens of times a prompt's prefill.",
+        columns=_DISAGG_LOAD,
+        rows=records(frame, _DISAGG_LOAD),
+        sources=(MEASUREMENTS_SOURCE,),
+    )
+
+
 _SHARES = (
     Column("backend", "Engine"),
     Column("device", "Device"),

@@ -16,7 +16,8 @@ Rules, as the measurements' columns define them (data/reported/README.md):
 - the GPUs of an engine are TP x PP x DP (attention data parallelism replicates attention over DP groups of TP
   GPUs), and for a mixture-of-experts model the expert layout must cover the same GPUs: MoE-TP x EP = TP x PP x DP.
 A row whose layout does not divide (a size of 0, an expert layout over other GPUs than the engine's) is refused with
-its reason, never guessed.
+its reason, never guessed. A ``disagg`` row's prompts run on its prefill workers, whose layout is ``prefill_*`` by the
+same rules (prefill_engines): a request's prefill runs on one of their replicas.
 """
 
 from __future__ import annotations
@@ -42,14 +43,10 @@ def _side_columns(rows: pd.DataFrame, prefix: str) -> pd.DataFrame:
     return pd.DataFrame({name: _numbers(rows, prefix + column) for name, column in _COLUMNS.items()}, index=rows.index)
 
 
-def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
-    """Per row: side, devices, tp, pp, dp, moe_tp, moe_ep, sequences in flight per engine, and a refusal reason.
-
-    ``is_moe`` tells, per row, whether the model has routed experts (its expert layout is then checked).
-    """
-    disagg = rows["mode"].eq("disagg")
-    layout = _side_columns(rows, "").where(~disagg, _side_columns(rows, "decode_"), axis=0)
-    reason = pd.Series(None, index=rows.index, dtype=object)
+def _engine_sizes(layout: pd.DataFrame, is_moe: pd.Series) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
+    """The sizes of LAYOUT of each row's engine (blanks filled as the module's rules say), its GPUs, and a refusal
+    reason where its layout is not given or does not divide."""
+    reason = pd.Series(None, index=layout.index, dtype=object)
     reason[layout["tp"].isna()] = "the layout is not given (tensor-parallel size blank)"
     zero = layout[list(LAYOUT)].eq(0).any(axis=1) & reason.isna()
     reason[zero] = "a layout that does not divide: a parallel size of 0"
@@ -67,6 +64,17 @@ def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
         + devices.astype(str)
     )[experts_elsewhere]
     sizes.loc[~is_moe, ["moe_tp", "moe_ep"]] = 1
+    return sizes, devices, reason
+
+
+def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
+    """Per row: side, devices, tp, pp, dp, moe_tp, moe_ep, sequences in flight per engine, and a refusal reason.
+
+    ``is_moe`` tells, per row, whether the model has routed experts (its expert layout is then checked).
+    """
+    disagg = rows["mode"].eq("disagg")
+    layout = _side_columns(rows, "").where(~disagg, _side_columns(rows, "decode_"), axis=0)
+    sizes, devices, reason = _engine_sizes(layout, is_moe)
 
     concurrency_in_id = pd.to_numeric(rows["id"].str.extract(r"_c(\d+)_", expand=False), errors="coerce")
     ranks = _numbers(rows, "decode_num_workers") * sizes["dp"]
@@ -87,3 +95,14 @@ def decode_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
         {"side": np.where(disagg, "decode", "agg"), "devices": devices, **{k: sizes[k] for k in LAYOUT}, "in_flight": in_flight, "reason": reason},
         index=rows.index,
     )
+
+
+def prefill_engines(rows: pd.DataFrame, is_moe: pd.Series) -> pd.DataFrame:
+    """Per disagg row, its prefill workers' engine: devices, tp, pp, dp, moe_tp, moe_ep (prefill_* by the module's
+    rules) and a refusal reason; agg rows, whose engine prefills, get none (NaN sizes, no reason)."""
+    disagg = rows["mode"].eq("disagg")
+    sizes, devices, reason = _engine_sizes(_side_columns(rows, "prefill_")[disagg], is_moe[disagg])
+    reason = reason.where(reason.isna(), "the prefill workers' layout: " + reason.fillna(""))
+    return pd.DataFrame({"devices": devices, **{k: sizes[k] for k in LAYOUT}, "reason": reason},
+                        index=rows.index[disagg]).reindex(rows.index)
+

@@ -7,7 +7,7 @@ Per understood row, on one GPU of its decode engine:
   context, so the bound of the mean step is at most the mean of the bounds), over the tokens a step emits;
 - the TPOT estimate: the same step with the stated bandwidth efficiency and every collective, no overlap;
 - the TTFT lower bound of one request: max(causal prefill FLOPs of isl tokens over the engine's dense peak, one read
-  of a GPU's weights over its bandwidth) (SoK App. A);
+  of a GPU's weights over its bandwidth) (SoK App. A), a disagg row's on a replica of its prefill workers;
 - realization = bound / measured, for TPOT and TTFT (1 is the hardware's limit; above 1 is below the bound);
 - the regime of the step: capacity-bound where fewer sequences fit than are in flight, else compute-bound where
   FLOPs take longer than bytes, else KV-bound where a GPU reads more KV than weights, else weight-bound.
@@ -30,11 +30,12 @@ from kvwall.inputs.validation_map import ValidationMap
 from kvwall.model.capacity import running_batch, sequences_that_fit
 from kvwall.model.decode_inputs import COST_INPUTS as DECODE_INPUTS
 from kvwall.model.decode_inputs import decode_inputs
+from kvwall.model.first_token import first_token_bound
 from kvwall.model.prompt_steps import prompt_steps
 from kvwall.model.sharding import resident_weight_bytes_per_device
 from kvwall.units import MS, dtype_bytes
 from kvwall.validation.copies import copies
-from kvwall.validation.layout import decode_engines
+from kvwall.validation.layout import LAYOUT, decode_engines, prefill_engines
 
 #: What kvwall.model.decode_costs and kvwall.model.first_token_estimate read of each point, per GPU of its decode
 #: engine (kvwall.model.decode_inputs), the stored over the counted KV bytes per element of its engine and the decode
@@ -76,9 +77,9 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     """One row per input row: the deployment understood, bounds, estimate, realizations, regime, or why not."""
     mapped = _mapped(rows, catalog, vmap)
     is_moe = mapped["model"].map(lambda m: m in catalog.models and catalog.models[m].moe is not None).astype(bool)
-    engines = decode_engines(rows, is_moe)
+    engines, prefill = decode_engines(rows, is_moe), prefill_engines(rows, is_moe)
     points = pd.concat([rows[["id", "backend", "mode", "isl", "osl"]], mapped.drop(columns="reason"), engines.drop(columns="reason")], axis=1)
-    points["reason"] = mapped["reason"].fillna(engines["reason"])
+    points["reason"] = mapped["reason"].fillna(engines["reason"]).fillna(prefill["reason"])
     points["reason"] = points["reason"].fillna(copies(points, rows))
     points["decode_context"] = rows["isl"] + rows["osl"] / 2.0
     derived = ("fitting", "running_batch", "kv_read_per_device", "weight_read_per_device",
@@ -102,6 +103,8 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
             continue
         for name, values in derived_columns(group, model, device, deployment, vmap, serving).items():
             columns.setdefault(name, np.full(len(points), np.nan))[at] = values
+    _price_on_prefill_workers(points[pd.isna(columns["reason"]) & (points["mode"] == "disagg").to_numpy()], prefill,
+                              columns, catalog, vmap)
     for name, values in columns.items():
         points[name] = values
     points.loc[points["reason"].notna(), list(derived)] = np.nan
@@ -110,6 +113,29 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     points["tpot_realization"] = points["tpot_bound_ms"] / tpot
     points["ttft_realization"] = points["ttft_bound_ms"] / ttft
     return points
+
+
+def _price_on_prefill_workers(disagg: pd.DataFrame, prefill: pd.DataFrame, columns: dict[str, np.ndarray],
+                              catalog: Catalog, vmap: ValidationMap) -> None:
+    """A disagg row's prompt runs on a replica of its prefill workers (kvwall.validation.layout.prefill_engines): its
+    prefill FLOPs per GPU of that replica and its TTFT bound are theirs, in ``columns`` (as evaluate holds them, over
+    every point), or its reason where their layout cannot serve the model."""
+    keys = prefill.loc[disagg.index, ["devices", *LAYOUT]].astype(int)
+    for key, group in disagg.assign(**keys).groupby(["model", "device", "weight_format", "devices", *LAYOUT], sort=False):
+        model_id, device_id, weight_format, devices, tp, pp, dp, _, ep = key
+        model, device = catalog.models[model_id], catalog.devices[device_id]
+        experts = int(tp) * int(dp) if model.moe is not None and dp > 1 else int(ep)
+        at = prefill.index.get_indexer(group.index)
+        try:
+            deployment = checked_deployment(model, Deployment(int(devices), int(tp), int(pp), experts, int(dp),
+                                                              weight_format, vmap.kv_format))
+        except DeploymentError as error:
+            columns["reason"][at] = f"the prefill workers' layout does not divide: {error.reason}"
+            continue
+        isl = group["isl"].to_numpy(dtype=float)
+        peak = _peak(device, vmap.compute_precision[weight_format])
+        columns["replica_prefill_flops"][at] = first_token_bound(model, deployment, isl, np.inf, 1.0)
+        columns["ttft_bound_ms"][at] = first_token_bound(model, deployment, isl, device.hbm_bandwidth, peak) / MS
 
 
 def derived_columns(group: pd.DataFrame, model, device, deployment: Deployment, vmap: ValidationMap,
