@@ -22,8 +22,10 @@ catalog = load_view(view_path).catalog
 rows, vmap, result = load_validation(validated)
 understood = result.understood
 tpot, ttft = (rows.loc[understood.index, column].to_numpy(dtype=float) * MS for column in ("silicon_tpot_ms", "silicon_ttft_ms"))
-terms, models = transfer(understood, tpot, catalog.models, vmap.tokens_per_step)
+left_out = {}  # the estimate's constants fitted without each model, which the TTFT forms price with again
+terms, models = transfer(understood, tpot, catalog.models, vmap.tokens_per_step, left_out)
 write_table(tables.transfer(terms), outputs[:3], folder_class="derived")
 write_table(tables.transfer_models(models), outputs[3:6], folder_class="derived")
-write_table(tables.ttft_forms(ttft_forms(understood, tpot, ttft, vmap.tokens_per_step)), outputs[6:], folder_class="derived")
+write_table(tables.ttft_forms(ttft_forms(understood, tpot, ttft, vmap.tokens_per_step, left_out)), outputs[6:],
+            folder_class="derived")
 finish()

@@ -15,6 +15,7 @@ so the fit's bits do not follow the CPU either.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -70,8 +71,46 @@ def step_constants(values) -> EngineConstants:
     return EngineConstants(**dict(zip(EngineConstants.STEP_NAMES, values)))
 
 
-def _residuals(x: np.ndarray, inputs: CostInputs, tpot: np.ndarray, tokens: float) -> np.ndarray:
-    return step_of(priced_costs(inputs, step_constants(x * _SCALE))) / tokens / tpot - 1.0
+@dataclass(frozen=True)
+class ExtraCosts:
+    """Costs a fit adds to the decode step's, one constant each: their ``names``, each constant's (lower bound, upper
+    bound, start, scale), and ``price``: their seconds per step per GPU from the step's named costs
+    (kvwall.model.decode_costs) and their constants by name."""
+
+    names: tuple[str, ...]
+    bounds: tuple[tuple[float, float, float, float], ...]
+    price: Callable[[Mapping[str, np.ndarray], Mapping[str, float]], np.ndarray]
+
+
+def fit_step(inputs: CostInputs, tpot: np.ndarray, tokens: float, held: tuple[str, ...] = (),
+             extra: ExtraCosts | None = None) -> tuple[EngineConstants, dict[str, float], object]:
+    """The decode step's constants but ``held`` (names of EngineConstants.STEP_NAMES, held at 0) and ``extra``'s,
+    fitted by least squares on the relative TPOT errors of the points ``inputs`` holds (``tpot`` measured, s), each
+    settled; with the solver's result, whose Jacobian gives their intervals."""
+    free = [i for i, name in enumerate(EngineConstants.STEP_NAMES) if name not in held]
+    names, added = (extra.names, extra.bounds) if extra is not None else ((), ())
+    lower = [*(LOWER[i] for i in free), *(b[0] for b in added)]
+    upper = [*(UPPER[i] for i in free), *(b[1] for b in added)]
+    scale = np.array([*(_SCALE[i] for i in free), *(b[3] for b in added)])
+    start = np.array([*(START[i] for i in free), *(b[2] for b in added)]) / scale
+
+    def split(values) -> tuple[EngineConstants, dict[str, float]]:
+        step = np.zeros(len(EngineConstants.STEP_NAMES))
+        step[free] = values[:len(free)]
+        return step_constants(step), dict(zip(names, values[len(free):]))
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        constants, values = split(x * scale)
+        costs = priced_costs(inputs, constants)
+        seconds = step_of(costs) if extra is None else step_of(costs) + extra.price(costs, values)
+        return seconds / tokens / tpot - 1.0
+
+    from scipy.optimize import least_squares  # here: the jobs that only price with fitted constants skip its import
+
+    fit = least_squares(residuals, start, bounds=(np.array(lower) / scale, np.array(upper) / scale), method="trf")
+    values = [settled(float(v), low, high) for v, low, high in zip(fit.x * scale, lower, upper)]
+    step = dict.fromkeys(EngineConstants.STEP_NAMES, 0.0) | dict(zip((EngineConstants.STEP_NAMES[i] for i in free), values))
+    return EngineConstants(**step), dict(zip(names, values[len(free):])), fit
 
 
 def _interval(fit) -> np.ndarray:
@@ -129,15 +168,10 @@ def calibrate(points: pd.DataFrame, tpot_s: np.ndarray, tokens: float, name: str
     few points."""
     if len(points) < MIN_POINTS:
         raise CalibrationError(f"{name}: {len(points)} measured points, fewer than the {MIN_POINTS} a fit needs")
-    tpot = np.asarray(tpot_s, dtype=float)
-    from scipy.optimize import least_squares  # as in _first_token_fixed
-
-    fit = least_squares(_residuals, np.array(START) / _SCALE, bounds=(np.array(LOWER) / _SCALE, np.array(UPPER) / _SCALE),
-                        args=(cost_inputs(points), tpot, tokens), method="trf")
+    step, _, fit = fit_step(cost_inputs(points), np.asarray(tpot_s, dtype=float), tokens)
     half = tuple(rounded(float(h), 2) for h in _interval(fit) * _SCALE)
-    step = [settled(float(v), low, high) for v, low, high in zip(fit.x * _SCALE, LOWER, UPPER)]
     if ttft_s is None:
-        return Calibration(step_constants(step), (*half, 0.0, 0.0), int(len(points)), 0)
-    values, halves, counted = _first_token(points, np.asarray(ttft_s, dtype=float), step_constants(step), tokens)
+        return Calibration(step, (*half, 0.0, 0.0), int(len(points)), 0)
+    values, halves, counted = _first_token(points, np.asarray(ttft_s, dtype=float), step, tokens)
     first = tuple(halves[name] for name in EngineConstants.FIRST_TOKEN_NAMES)
-    return Calibration(replace(step_constants(step), **values), (*half, *first), int(len(points)), counted)
+    return Calibration(replace(step, **values), (*half, *first), int(len(points)), counted)

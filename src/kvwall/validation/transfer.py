@@ -34,9 +34,8 @@ import pandas as pd
 from kvwall.model.decode_costs import CostInputs, cost_inputs, priced_costs, step_of
 from kvwall.model.engine_constants import EngineConstants
 from kvwall.model.sharding import kv_heads_per_device
-from kvwall.validation.calibration import LOWER, MIN_POINTS, START, UPPER, settled, step_constants
+from kvwall.validation.calibration import MIN_POINTS, ExtraCosts, fit_step
 from kvwall.validation.estimate_error import BAND, error_statistics
-from kvwall.units import MS, US
 
 #: Per term: its lower and upper bound, start and scale.
 TERMS = {"latent": (0.0, 20.0, 0.5, 1.0), "fp4": (0.0, 20.0, 0.5, 1.0), "moe": (0.0, 20.0, 0.5, 1.0),
@@ -52,8 +51,6 @@ TERM_SETS = {ESTIMATE: ((), ()), "without the cost per layer": (("layer_step",),
              BASELINE: (("layer_step", "sequence_step"), ()),
              "latent attention's efficiency": ((), ("latent",)), "fp4 weights' efficiency": ((), ("fp4",)),
              "MoE weights' efficiency": ((), ("moe",)), "attention's parallelism": ((), ("attention",))}
-#: The scale of the constants of kvwall.validation.calibration, as it scales them.
-_BASE_SCALE = (MS, 1.0, 1.0, US, US, US)
 #: What each model's cache is called in the per-model table, by its attention's type.
 CACHE_KINDS = {"FullAttention": "GQA", "SlidingWindowAttention": "window", "LatentAttention": "latent",
                "LayerStack": "layer stack"}
@@ -100,38 +97,23 @@ def step_with_terms(points: CostInputs, inputs: Mapping[str, np.ndarray], consta
 def fit_terms(points: CostInputs, inputs: Mapping[str, np.ndarray], tpot_s: np.ndarray, tokens: float,
               terms: tuple[str, ...], held: tuple[str, ...] = ()) -> tuple[EngineConstants, dict[str, float]] | None:
     """One engine's constants but ``held`` (names of EngineConstants.STEP_NAMES, held at 0) and each of ``terms``'
-    fitted on ``points`` and their measured TPOT (s), each settled as kvwall.validation.calibration settles its own
-    (a bound within a millionth of the range, three significant digits); None where there are fewer than
-    MIN_POINTS."""
+    fitted on ``points`` and their measured TPOT (s), as kvwall.validation.calibration fits its own (fit_step); None
+    where there are fewer than MIN_POINTS."""
     if len(points.idle) < MIN_POINTS:
         return None
-    free = [i for i, name in enumerate(EngineConstants.STEP_NAMES) if name not in held]
-    scale = np.array([*(_BASE_SCALE[i] for i in free), *(TERMS[t][3] for t in terms)])
-    low = np.array([*(LOWER[i] for i in free), *(TERMS[t][0] for t in terms)]) / scale
-    high = np.array([*(UPPER[i] for i in free), *(TERMS[t][1] for t in terms)]) / scale
-    start = np.array([*(START[i] for i in free), *(TERMS[t][2] for t in terms)]) / scale
-    measured = np.asarray(tpot_s, dtype=float)
-
-    def split(values) -> tuple[EngineConstants, dict[str, float]]:
-        step = np.zeros(len(EngineConstants.STEP_NAMES))
-        step[free] = values[:len(free)]
-        return step_constants(step), dict(zip(terms, values[len(free):]))
-
-    def residuals(x: np.ndarray) -> np.ndarray:
-        return step_with_terms(points, inputs, *split(x * scale)) / tokens / measured - 1.0
-
-    from scipy.optimize import least_squares  # here, as kvwall.validation.calibration imports it
-
-    fit = least_squares(residuals, start, bounds=(low, high), method="trf")
-    bounds = [(lo * sc, hi * sc) for lo, hi, sc in zip(low, high, scale)]
-    return split([settled(float(v), *bound) for v, bound in zip(fit.x * scale, bounds)])
+    extra = ExtraCosts(terms, tuple(TERMS[t] for t in terms),
+                       lambda costs, values: sum(term_costs(costs, inputs, values).values(), np.zeros(len(points.idle))))
+    constants, values, _ = fit_step(points, np.asarray(tpot_s, dtype=float), tokens, held, extra if terms else None)
+    return constants, values
 
 
 def leave_one_model_out(points: pd.DataFrame, inputs: pd.DataFrame, tpot_s: np.ndarray, tokens: float,
-                        terms: tuple[str, ...], held: tuple[str, ...] = ()) -> np.ndarray:
+                        terms: tuple[str, ...], held: tuple[str, ...] = (),
+                        fits: dict[tuple[str, str], EngineConstants] | None = None) -> np.ndarray:
     """The TPOT (s) of each agg point with its engine's constants (but ``held``) and ``terms`` fitted on the
     engine's points (agg and disagg, as kvwall.validation.calibration fits) of the other models (NaN where too few
-    are left, and for a disagg point)."""
+    are left, and for a disagg point); ``fits``, where given, gets the constants fitted without each (engine,
+    model)."""
     predicted = np.full(len(points), np.nan)
     position = pd.Series(np.arange(len(points)), index=points.index)
     priced, arrays = cost_inputs(points), term_arrays(inputs)
@@ -140,20 +122,23 @@ def leave_one_model_out(points: pd.DataFrame, inputs: pd.DataFrame, tpot_s: np.n
         fitted = fit_terms(priced.take(train), {name: a[train] for name, a in arrays.items()}, tpot_s[train], tokens,
                            terms, held)
         if fitted is not None:
+            if fits is not None:
+                fits[engine, model] = fitted[0]
             at = position.loc[test.index].to_numpy()
             predicted[at] = step_with_terms(priced.take(at), {name: a[at] for name, a in arrays.items()}, *fitted) / tokens
     return predicted
 
 
-def transfer(points: pd.DataFrame, tpot_s: np.ndarray, models: Mapping, tokens: float
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def transfer(points: pd.DataFrame, tpot_s: np.ndarray, models: Mapping, tokens: float,
+             estimate_fits: dict[tuple[str, str], EngineConstants] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Over the agg points of ``points`` and their measured TPOT (s): per fit of TERM_SETS, the leave-one-model-out
     error (kvwall.validation.estimate_error.error_statistics); per model, its cache kind, MLP (dense or MoE), points,
     its median error with BASELINE and with ESTIMATE, and with ESTIMATE the median and BAND quantiles of measured /
-    estimate."""
+    estimate. ``estimate_fits``, where given, gets ESTIMATE's constants fitted without each (engine, model)."""
     agg = (points["mode"] == "agg").to_numpy()
     inputs, every = term_inputs(points, models), np.asarray(tpot_s, dtype=float)
-    predicted = {name: leave_one_model_out(points, inputs, every, tokens, terms, held)[agg]
+    predicted = {name: leave_one_model_out(points, inputs, every, tokens, terms, held,
+                                           estimate_fits if name == ESTIMATE else None)[agg]
                  for name, (held, terms) in TERM_SETS.items()}
     chosen, measured = points[agg], every[agg]
     rows = []

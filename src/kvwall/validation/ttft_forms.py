@@ -25,6 +25,9 @@ the one a model never measured is best priced with.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+from typing import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -67,10 +70,13 @@ def _priced(form: str, seen: pd.DataFrame, seen_ttft: np.ndarray, unseen: pd.Dat
     return values["first_token_fixed"] + alone + values["wave_share"] * wave
 
 
-def ttft_forms(points: pd.DataFrame, tpot_s: np.ndarray, ttft_s: np.ndarray, tokens: float) -> pd.DataFrame:
+def ttft_forms(points: pd.DataFrame, tpot_s: np.ndarray, ttft_s: np.ndarray, tokens: float,
+               left_out: Mapping[tuple[str, str], EngineConstants] = MappingProxyType({})) -> pd.DataFrame:
     """Per form of FORMS and scheme (in sample, leaving one model out): the error statistics of the agg TTFT
     (kvwall.validation.estimate_error.error_statistics) over the engines with enough agg points; ``points`` the
-    understood points (kvwall.validation.points), ``tpot_s`` and ``ttft_s`` their measured times (s)."""
+    understood points (kvwall.validation.points), ``tpot_s`` and ``ttft_s`` their measured times (s). ``left_out``:
+    decode-step constants already fitted without one (engine, model) (kvwall.validation.transfer fills them), used
+    instead of fitting them again."""
     errors: dict[tuple[str, str], list[np.ndarray]] = {}
     position = pd.Series(np.arange(len(points)), index=points.index)
     for engine, group in points.groupby("backend", sort=True):
@@ -88,7 +94,7 @@ def ttft_forms(points: pd.DataFrame, tpot_s: np.ndarray, ttft_s: np.ndarray, tok
             train, test = models != model, (models == model) & agg
             if len(group[train]) < MIN_POINTS or (train & agg).sum() < MIN_POINTS:
                 continue
-            fitted = calibrate(group[train], tpot[train], tokens, engine).constants
+            fitted = left_out.get((engine, model)) or calibrate(group[train], tpot[train], tokens, engine).constants
             for form in FORMS:
                 estimate = _priced(form, group[train & agg], ttft[train & agg], group[test], fitted, tokens)
                 errors.setdefault((form, "leave one model out"), []).append(np.abs(estimate / ttft[test] - 1.0))
