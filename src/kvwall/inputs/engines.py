@@ -6,12 +6,12 @@ device's whole memory for weights and KV together, so the KV gets that fraction 
 (``free_gpu_memory_fraction``, tensorrt_llm.llmapi.KvCacheConfig) gives the KV a fraction of the memory the weights
 leave free. SGLang's default fraction depends on the device and the layout (kvwall.model.engine_memory).
 
-Each engine's scheduler also gives a step a budget of tokens, its prompts' chunks and, where it mixes them, its
-decodes together (kvwall.model.prompt_steps): vLLM's ``max_num_batched_tokens`` (its V1 scheduler runs the decodes
-of the running requests and prompt chunks in one step, under one budget), TensorRT-LLM's ``max_num_tokens`` (its
-in-flight batching runs context and generation requests in one step, under one budget) and SGLang's
-``chunked_prefill_size`` (its scheduler runs a prefill batch apart from the decode batch unless
-``--enable-mixed-chunk``, off by default; its default size grows with the device's memory, kvwall.model.engine_memory).
+Each engine's scheduler also caps the tokens of one step (kvwall.model.prompt_steps): vLLM's
+``max_num_batched_tokens`` (its V1 scheduler runs the decodes of the running requests and prompt chunks in one step,
+under one budget), TensorRT-LLM's ``max_num_tokens`` (its in-flight batching runs context and generation requests in
+one step, under one budget) and SGLang's ``chunked_prefill_size`` (its scheduler runs a prefill batch apart from the
+decode batch unless ``--enable-mixed-chunk``, off by default; its default size grows with the device's memory,
+kvwall.model.engine_memory).
 """
 
 from __future__ import annotations

@@ -8,11 +8,10 @@ lengths and chunked prefills shift them, so a request waits for a share w of tha
 and, in an engine whose steps run the batch's decodes beside prompt chunks under one token budget, the decode step S
 of each of the n steps its chunks ride (kvwall.model.prompt_steps: n = isl / (B - running), 0 where prompts run
 apart). A disaggregated request's prefill runs alone on a replica of its prefill workers, its FLOPs per GPU of the
-replica (kvwall.model.first_token) over f P: the prefill pool's load does not set it (tables/derived/
-serving_disagg_load). Both add the fixed cost t0 before a
-first token (scheduling, tokenization, the first decode step, the response). In agg mode a request in flight beyond
-the batch that runs (the capacity crossover: fewer sequences fit than are in flight) first waits for a running one
-to end. The benchmark's clients are a closed loop, so in flight - running requests wait while slots free at running /
+replica (kvwall.model.first_token) over f P: the prefill pool's load does not set it
+(tables/derived/serving_disagg_load). Both add the fixed cost t0 before a first token (scheduling, tokenization, the
+first decode step, the response). In agg mode a request in flight beyond the batch that runs (the capacity
+crossover: fewer sequences fit than are in flight) first waits for a running one to end. The benchmark's clients are a closed loop, so in flight - running requests wait while slots free at running /
 (osl x TPOT) a second (each running request ends after osl steps), and by Little's law a request waits (in flight -
 running) / running x osl x TPOT, TPOT the decode step S of kvwall.model.decode_costs over the tokens a step emits:
 
