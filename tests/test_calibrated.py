@@ -20,7 +20,8 @@ def _tables(folder):
     derived.mkdir(parents=True)
     rows = [("fixed_step", 2.0, "ms"), ("hbm_fraction", 0.5, "ratio"), ("flop_fraction", 0.5, "ratio"),
             ("collective_latency", 20.0, "us"), ("layer_step", 10.0, "us"), ("sequence_step", 5.0, "us"),
-            ("first_token_fixed", 100.0, "ms"), ("wave_share", 1.0, "ratio")]
+            ("first_token_fixed", 100.0, "ms"), ("wave_share", 1.0, "ratio"), ("fp8_weight_extra", 0.25, "ratio"),
+            ("fp4_weight_extra", 0.5, "ratio")]
     pd.DataFrame([{"backend": "vllm", "constant": c, "value": v, "half_interval": 0.1, "unit": u, "lower": 0,
                    "upper": 1, "at_bound": "no", "points": 500} for c, v, u in rows]).to_csv(
         derived / "serving_engine_constants.csv", index=False)
@@ -35,7 +36,8 @@ def _tables(folder):
 
 def test_the_constants_are_read_back_in_base_units_with_their_held_out_error(tmp_path):
     found = read_calibrated(_tables(tmp_path), "vllm")
-    assert found.constants == EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1, layer_step=10e-6, sequence_step=5e-6)
+    assert found.constants == EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1, layer_step=10e-6, sequence_step=5e-6,
+                                              fp8_weight_extra=0.25, fp4_weight_extra=0.5)
     assert found.points == 500
     assert (found.tpot_error["agg"].median, found.tpot_error["agg"].mean) == (0.17, 0.22)
     assert (found.tpot_error["agg"].low, found.tpot_error["agg"].high) == (0.83, 1.22)
@@ -54,7 +56,7 @@ def _point(**changes):
              "imbalance_read_per_device": 0.0, "running_batch": 100.0, "prefill_flops_per_device": 5e13,
              "prefill_collectives_s": 0.0, "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0,
              "collective_messages": 0.0, "layers_per_step": 40.0, "sequences_per_rank": 100.0, "prompt_steps": 0.0,
-             "reason": None}
+             "fp8_gemms": 0.0, "fp4_gemms": 0.0, "reason": None}
     return pd.DataFrame([{**point, **changes}])
 
 
@@ -101,10 +103,10 @@ def test_kvwall_regime_prints_the_calibrated_estimate_with_its_held_out_error(ro
     constants = pd.read_csv(root / "tables" / "derived" / "serving_engine_constants.csv")
     fixed = constants[(constants["backend"] == "vllm") & (constants["constant"] == "fixed_step")]["value"].iloc[0]
     assert f"fixed step {fixed:.3g} ms" in lines[head]
-    # the constants vLLM's fit held at a bound (its fractions at 1, its fixed and per-sequence costs at 0), named in
-    # the line after the header with the side of each
+    # the constants vLLM's fit held at a bound (its fractions at 1, its fixed and per-sequence costs and its fp4
+    # weights' extra time at 0), named in the line after the header with the side of each
     at_bound = constants[(constants["backend"] == "vllm") & (constants["at_bound"] == "yes")]
-    assert len(at_bound) == 4 and lines[head + 1].startswith("  held at a bound of the fit (vllm")
+    assert len(at_bound) == 5 and lines[head + 1].startswith("  held at a bound of the fit (vllm")
     for r in at_bound.itertuples():
         side = "upper" if r.value == r.upper else "lower"
         assert re.search(rf"{r.constant} {r.value:g}( \w+)? \({side}\)", lines[head + 1]), r.constant
@@ -141,11 +143,13 @@ def test_kvwall_validate_writes_the_calibrated_and_datasheet_estimates(root, tmp
     trtllm = constants[constants["backend"] == "trtllm"].set_index("constant")["value"]
     h, f = trtllm["hbm_fraction"], trtllm["flop_fraction"]
     # by hand, as tests/test_estimate.py prices this row: weights 17,387,593,856 B and KV 26,843,545,600 B over
-    # h x 4.8 TB/s, collectives 160 all-reduces of 1.5 x 128 x 8192 BF16 over 450 GB/s plus 160 latencies, the
+    # h x 4.8 TB/s (its fp8 weights at 1 / (1 + x_8) of the rate), collectives 160 all-reduces of 1.5 x 128 x 8192
+    # BF16 over 450 GB/s plus 160 latencies, the
     # fixed step, its cost per layer for 80 layers and per sequence for 128, 128 / 8192 arrivals of a 1024-token
     # prefill over the four GPUs' f x 1.979 PFLOP/s.
     prefill = 2 * 1024 * 70.6e9 / 4  # about; the exact FLOPs are the point's own
-    step = ((17387593856 + 26843545600) / (h * 4.8e12) + 160 * 1.5 * 128 * 8192 * 2 / 450e9
+    step = ((17387593856 * (1 + trtllm["fp8_weight_extra"]) + 26843545600) / (h * 4.8e12)
+            + 160 * 1.5 * 128 * 8192 * 2 / 450e9
             + 160 * trtllm["collective_latency"] * 1e-6 + trtllm["fixed_step"] * 1e-3
             + (80 * trtllm["layer_step"] + 128 * trtllm["sequence_step"]) * 1e-6 + 128 / 8192 * prefill / (f * 1.979e15))
     assert row["tpot_estimate_ms"] == pytest.approx(step * 1e3, rel=0.01)
@@ -217,9 +221,10 @@ def test_the_constants_a_fit_held_at_a_bound_are_read_with_their_side(root):
         held = rows[rows["at_bound"] == "yes"]
         expected = [(r.constant, "lower" if r.value == r.lower else "upper") for r in held.itertuples()]
         assert [(c.name, c.bound) for c in read_calibrated(root / "tables", engine).at_bound] == expected, engine
-    # TensorRT-LLM's fixed cost per step at 0 s, its lower bound: its per-layer cost takes what the step costs
-    first_token = read_calibrated(root / "tables", "trtllm").at_bound
-    assert [(c.name, c.value, c.bound) for c in first_token] == [("fixed_step", 0.0, "lower")]
+    # TensorRT-LLM's HBM fraction at 1, its upper bound, and its cost per sequence at 0 s, its lower bound
+    held = read_calibrated(root / "tables", "trtllm").at_bound
+    assert [(c.name, c.value, c.bound) for c in held] == [("hbm_fraction", 1.0, "upper"),
+                                                           ("sequence_step", 0.0, "lower")]
 
 
 def test_kvwall_fit_prices_every_layout_it_lists_once_calibrated(root, capsys):
@@ -279,8 +284,8 @@ def test_kvwall_regime_prices_a_measured_model_with_the_offsets_kvwall_plan_read
     # product of the table's levels
     stretch = answer["offsets"]["prefill_stretch"]
     assert stretch > 1.0 and stretch == pytest.approx(planned_stretch(
-        fit, model, replace(one, kv_format="fp8"), device, device.dense_flops["fp8"], load_serving_inputs(catalog), 1024 + 512, 64, 1024, 1024,
-        "agg"), rel=1e-12)
+        fit, model, replace(one, kv_format="fp8"), device, "fp8", load_serving_inputs(catalog), 1024 + 512, 64, 1024,
+        1024, "agg"), rel=1e-12)
     for quantity in ("TPOT", "TTFT"):
         offsets = answer["offsets"][quantity.lower()]
         assert offsets["factor"] == pytest.approx(fit.factor(quantity, model, device, one, "agg", 64.0, stretch),

@@ -22,7 +22,8 @@ def _point(**values) -> dict:
             "stored_kv_ratio": 1.0, "imbalance_read_per_device": 1e9, "flops_per_device": 4e12,
             "expert_ranks": 4.0, "dispatch_load": 2 * math.log(4.0), "dispatch_s": 0.5 * MS,
             "collective_bytes_s": 3 * MS, "collective_messages": 100.0, "prefill_flops_per_device": 1e13,
-            "prefill_collectives_s": 10 * MS, "layers_per_step": 32.0, "sequences_per_rank": 100.0, **values}
+            "prefill_collectives_s": 10 * MS, "layers_per_step": 32.0, "sequences_per_rank": 100.0, "fp8_gemms": 1.0,
+            "fp4_gemms": 0.0, **values}
 
 
 def _pair(wide: dict, narrow: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -41,7 +42,8 @@ def test_the_amdahl_ceiling_by_hand():
 
 
 def test_one_pair_priced_by_hand():
-    pairs, points = _pair(_point(), _point(weight_read_per_device=4e9, imbalance_read_per_device=0.5e9))
+    pairs, points = _pair(_point(), _point(weight_read_per_device=4e9, imbalance_read_per_device=0.5e9, fp8_gemms=0.0,
+                                           fp4_gemms=1.0))
     priced = claim_costs(pairs, points, {"vllm": Fitted()}, tokens=1.0).iloc[0]
     # by hand (ms), wider: weights 8e9 / 1e12 = 8, expert reads 1, KV 2, compute max(0, 4e12 / 5e14 - 11e-3) = 0,
     # collectives 3 + 100 x 0.01 = 4, dispatch 0.5 x sqrt(2 ln 4 / (2 ln 4)) = 0.5, fixed 2,

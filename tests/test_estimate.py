@@ -2,6 +2,8 @@
 constants, rounding that makes a fit CPU-independent, and the grouped folds."""
 
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -87,6 +89,34 @@ def test_each_named_cost_of_a_moe_ep_agg_row_by_hand(points):
     assert math.isclose(costs["prefill"], 64 / 8192 * (row["prefill_flops_per_device"] / (0.5 * 1.979e15) + prompt),
                         rel_tol=1e-12)
     assert all(value >= 0 for value in costs.values())
+
+
+def test_fp8_gemms_read_their_weights_at_their_formats_rate_by_hand(points):
+    # both rows run their GEMMs in fp8: with fp8 weights read at 1 / 1.25 of the rate (x_8 = 0.25; x_4 for fp4 ones
+    # only), their weight cost is 1.25 x the bf16 rate's, the busiest EP rank's extra expert reads and every other
+    # cost as before
+    slower = replace(CONSTANTS, fp8_weight_extra=0.25, fp4_weight_extra=3.0)
+    for row_id in (DENSE_TP, MOE_EP):
+        row = points.loc[row_id]
+        assert (row["fp8_gemms"], row["fp4_gemms"]) == (1.0, 0.0)
+        plain, costs = _costs(points, row_id), {name: float(v[0]) for name, v in
+                                                 decode_costs(points.loc[[row_id]], slower).items()}
+        assert math.isclose(costs["weights"], 1.25 * row["weight_read_per_device"] / (0.8 * 4.8e12), rel_tol=1e-12)
+        assert {name: costs[name] for name in COSTS if name != "weights"} == pytest.approx(
+            {name: plain[name] for name in COSTS if name != "weights"}, rel=1e-12)
+    # the dense row: 1.25 x 4.53 ms of weights
+    assert round(decode_costs(points.loc[[DENSE_TP]], slower)["weights"][0] * 1e3, 2) == 5.66
+
+
+def test_one_h200_reads_fp8_gemm_weights_slower_per_byte_than_bf16():
+    # what the fp8 weights' extra time stands for: Llama-3.1-8B's decode GEMMs on one H200, fp8 weights 1.67x as fast
+    # as bf16's at one token for half the bytes, 3,172 of 3,793 GB/s: 0.84 of bf16's rate per byte (x = 0.20), and
+    # below bf16's at every token count up to 512
+    fixture = Path(__file__).parent / "fixtures/h200-measurements/weights_fp8.csv"
+    timings = pd.read_csv(fixture).set_index(["dtype", "m"])
+    rate, time = timings["gb_per_s"], timings["median_ms"]
+    assert round(time["bf16", 1] / time["fp8", 1], 2) == 1.67 and round(rate["fp8", 1] / rate["bf16", 1], 2) == 0.84
+    assert all(rate["fp8", m] < rate["bf16", m] for m in timings.loc["fp8"].index)
 
 
 def test_the_dispatch_of_a_moe_row_on_attention_dp_by_hand(points):
@@ -176,7 +206,7 @@ def test_ttft_is_the_fixed_cost_plus_half_the_wave_of_prefills(points):
 def _synthetic(n=200, seed=1):
     """Points whose TPOT the decode step of known constants gives exactly."""
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
+    frame = pd.DataFrame({
         "mode": np.where(rng.random(n) < 0.7, "agg", "disagg"), "osl": rng.choice([1024, 8192], n).astype(float),
         "running_batch": rng.integers(1, 256, n).astype(float), "hbm_bandwidth": 4.8e12, "peak_flops": 1.979e15,
         "weight_read_per_device": rng.uniform(4e9, 80e9, n), "kv_read_per_device": rng.uniform(0, 40e9, n),
@@ -187,16 +217,19 @@ def _synthetic(n=200, seed=1):
         "replica_prefill_flops": rng.uniform(1e12, 1e14, n), "layers_per_step": rng.choice([32.0, 61.0, 80.0], n),
         "sequences_per_rank": rng.integers(1, 256, n).astype(float), "prompt_steps": rng.choice([0.0, 0.125, 1.0], n),
     })
+    formats = rng.choice(3, n)  # bf16, fp8 or fp4 GEMMs
+    return frame.assign(fp8_gemms=(formats == 1).astype(float), fp4_gemms=(formats == 2).astype(float))
 
 
 def test_a_fit_recovers_known_constants():
     known = EngineConstants(fixed_step=2e-3, hbm_fraction=0.75, flop_fraction=0.4, collective_latency=25e-6,
-                            first_token_fixed=0.15, layer_step=30e-6, sequence_step=5e-6, wave_share=0.3)
+                            first_token_fixed=0.15, layer_step=30e-6, sequence_step=5e-6, wave_share=0.3,
+                            fp8_weight_extra=0.3, fp4_weight_extra=0.45)
     synthetic = _synthetic()
     fitted = calibrate(synthetic, decode_step(synthetic, known), 1, "synthetic", first_token_estimate(synthetic, known, 1.0))
     assert fitted.constants == known  # to the three significant digits kept
     assert fitted.points == 200 and fitted.first_token_points == (synthetic["mode"] == "agg").sum()
-    assert all(h >= 0 for h in fitted.half_interval) and len(fitted.half_interval) == 8
+    assert all(h >= 0 for h in fitted.half_interval) and len(fitted.half_interval) == 10
 
 
 def test_fitted_constants_keep_three_significant_digits():
@@ -299,7 +332,7 @@ def test_the_cost_shares_and_the_remainder_add_up_to_the_measured_tpot():
         "imbalance_read_per_device": [0.0, 0.0],
         "running_batch": [100.0, 100.0], "prefill_flops_per_device": [5e13, 5e13], "prefill_collectives_s": [0.0, 0.0],
         "collective_bytes_s": [0.0, 0.0], "layers_per_step": [32.0, 32.0], "sequences_per_rank": [100.0, 100.0],
-        "collective_messages": [0.0, 0.0]})
+        "collective_messages": [0.0, 0.0], "fp8_gemms": [0.0, 0.0], "fp4_gemms": [0.0, 0.0]})
     # by hand, per point (ms): weights 4e9 / 1e12 = 4, kv 1 and 3, compute max(0, 2 - 5 or 7) = 0, fixed 2,
     # prefill 100 / 1000 x 5e13 / 5e14 = 10; measured 20 and 25 ms
     shares = cost_shares(points, pd.Series([20.0, 25.0]), {"vllm": Fitted()}, tokens=1.0).iloc[0]

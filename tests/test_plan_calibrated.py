@@ -134,13 +134,14 @@ def test_the_plan_states_what_the_tables_beside_its_config_hold(root, tmp_path, 
     assert main([*argv[:1], *argv[3:], "--json"]) == 0
     shipped = json.loads(capsys.readouterr().out)
     assert shipped["calibration"]["constants"]["fixed_step"] < 7.5e-3
-    # vLLM's fit held its fixed and per-sequence costs at 0 and its fractions of the datasheet bandwidth and peak at
-    # 1: named with their side
+    # vLLM's fit held its fixed and per-sequence costs and its fp4 weights' extra time at 0 and its fractions of the
+    # datasheet bandwidth and peak at 1: named with their side
     assert shipped["calibration"]["constants_at_bound"] == [
         {"constant": "fixed_step", "value": 0.0, "bound": "lower"},
         {"constant": "hbm_fraction", "value": 1.0, "bound": "upper"},
         {"constant": "flop_fraction", "value": 1.0, "bound": "upper"},
-        {"constant": "sequence_step", "value": 0.0, "bound": "lower"}]
+        {"constant": "sequence_step", "value": 0.0, "bound": "lower"},
+        {"constant": "fp4_weight_extra", "value": 0.0, "bound": "lower"}]
     assert shipped["best"][0]["tokens_per_second_per_device"] > answer["best"][0]["tokens_per_second_per_device"]
     assert calibration["held_out_tpot"] == {"points": errors.loc[held & (errors["quantity"] == "TPOT"), "points"].item(),
                                             "median_error": 0.31, "measured_over_estimate_p10": 0.42,
@@ -176,7 +177,7 @@ def test_the_calibrated_costs_by_hand_sum_to_the_tpot(catalog):
     serving = load_serving_inputs(catalog)
     workload = Workload(1024, 1024, 1.0)
     curve = plan_curves(catalog, model, device, "bf16", 1, workload, "trtllm", serving, FIT)[0]
-    found = layout_costs(model, curve.deployment, 100, workload, device, 989.5e12, serving, FIT)
+    found = layout_costs(model, curve.deployment, 100, workload, device, "bf16", serving, FIT)
     # b = 100 as test_a_calibrated_layout_by_hand prices it, cost by cost (ms per output token, one token a step)
     ms = {k: v * 1e3 for k, v in found.costs.items()}
     prefill = 2 * 8.03e9 * 1024 + 2 * 32 * 32 * 128 * 1024**2
@@ -197,8 +198,8 @@ def test_the_calibrated_costs_of_every_layout_sum_to_its_tpot(catalog, mode, mod
     two_tokens = replace(FIT, tokens_per_step=2.0)
     for curve in plan_curves(catalog, model, device, "bf16", 4, workload, "trtllm", serving, two_tokens, mode):
         for i in (0, curve.batches.size - 1):
-            found = layout_costs(model, curve.deployment, int(curve.batches[i]), workload, device,
-                                 device.dense_flops["bf16"], serving, two_tokens, mode)
+            found = layout_costs(model, curve.deployment, int(curve.batches[i]), workload, device, "bf16", serving,
+                                 two_tokens, mode)
             assert found.tpot == pytest.approx(curve.tpot[i], rel=1e-12)
             assert (found.costs["prefill"] == 0.0) == (mode == "disagg")
 
@@ -236,7 +237,7 @@ def test_a_layout_with_offsets_by_hand(catalog):
         # 1.2 x 0.9 on every layout of the model on the H200; on one GPU x1.1 at 16 sequences, x1.05 per doubling
         # between 4 and 64 and x1.2 per doubling of the prefill stretch between x1.25 and x2, held at the ends;
         # TTFT x0.5 everywhere
-        priced = planned_points(model, d, device, 989.5e12, serving, "trtllm", workload.decode_context,
+        priced = planned_points(model, d, device, "bf16", serving, "trtllm", workload.decode_context,
                                 curve.batches, 1024, 1024)
         stretch = np.clip(calibrated_stretch(priced, FIT), 1.25, 2.0)
         sequences = np.clip(curve.batches / d.data_parallel, 4.0, 64.0)
@@ -244,12 +245,12 @@ def test_a_layout_with_offsets_by_hand(catalog):
         factor = 1.2 * 0.9 * (one_gpu if d.devices == 1 else 1.0)
         assert np.allclose(curve.tpot, plain[d].tpot * factor, rtol=1e-12, atol=0.0)
         assert np.allclose(curve.ttft, plain[d].ttft * 0.5, rtol=1e-12, atol=0.0)
-        found = layout_costs(model, d, 100, workload, device, 989.5e12, serving, FIT_OFFSETS)
+        found = layout_costs(model, d, 100, workload, device, "bf16", serving, FIT_OFFSETS)
         assert found.tpot == pytest.approx(curve.tpot[99], rel=1e-12)
         at_100 = np.broadcast_to(factor, curve.batches.shape)[99]
         assert found.costs["offsets"] == pytest.approx(plain[d].tpot[99] * (at_100 - 1.0), rel=1e-9)
         # the stretch at 100 in flight: the priced step over the step without its prefill stalls
-        named = layout_costs(model, d, 100, workload, device, 989.5e12, serving, FIT).costs
+        named = layout_costs(model, d, 100, workload, device, "bf16", serving, FIT).costs
         assert calibrated_stretch(priced, FIT)[99] == pytest.approx(
             sum(named.values()) / (sum(named.values()) - named["prefill"]), rel=1e-12)
     assert (calibrated_stretch(priced, FIT) > 1.25).any() and (calibrated_stretch(priced, FIT) < 2.0).any()

@@ -117,12 +117,13 @@ def _header(answer: dict) -> str:
             f"on measured points ({answer['constants_table']}: fixed step {c.fixed_step * 1e3:.3g} ms, HBM fraction "
             f"{c.hbm_fraction:.3g}, FLOP fraction {c.flop_fraction:.3g}, {c.collective_latency * 1e6:.3g} us per "
             f"collective message, {c.layer_step * 1e6:.3g} us per layer and {c.sequence_step * 1e6:.3g} us per "
-            f"sequence of a step, {c.first_token_fixed * 1e3:.3g} ms before a first token, {c.wave_share:.3g} of "
-            f"the prefill wave), times its offsets "
+            f"sequence of a step, fp8 and fp4 weights read at 1 / {1 + c.fp8_weight_extra:.3g} and "
+            f"1 / {1 + c.fp4_weight_extra:.3g} of the rate, {c.first_token_fixed * 1e3:.3g} ms before a first "
+            f"token, {c.wave_share:.3g} of the prefill wave), times its offsets "
             f"({answer['offsets_table']}: TPOT x{answer['offsets']['tpot']['factor']:.2f}, TTFT "
             f"x{answer['offsets']['ttft']['factor']:.2f}, prefill stretching the step "
-            f"x{answer['offsets']['prefill_stretch']:.2f}); error band: {answer['held_out']} (cross-validation), never a "
-            "bound")
+            f"x{answer['offsets']['prefill_stretch']:.2f}); error band: {answer['held_out']} (cross-validation), "
+            "never a bound")
 
 
 def _refused(answer: dict) -> str:

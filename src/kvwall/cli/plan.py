@@ -112,8 +112,8 @@ def _stretch_of(fit: PlanCalibration | None, model: Model, device: Device, preci
                 workload: Workload) -> StretchOf:
     """The prefill stretch of a layout's step at a batch in a mode, as the plan priced it."""
     def stretch_of(d: Deployment, batch: int, mode: str) -> float:
-        return planned_stretch(fit, model, d, device, device.dense_flops[precision], serving, workload.decode_context,
-                               batch, workload.input_tokens, workload.output_tokens, mode)
+        return planned_stretch(fit, model, d, device, precision, serving, workload.decode_context, batch,
+                               workload.input_tokens, workload.output_tokens, mode)
     return stretch_of
 
 
@@ -236,8 +236,8 @@ def _run_agg(args, catalog: Catalog, model: Model, device: Device, precision: st
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
 
     def costs_of(p: PlanPoint | None, with_fit: PlanCalibration | None) -> LayoutCosts | None:
-        return None if p is None else layout_costs(model, p.deployment, p.batch, workload, device,
-                                                   device.dense_flops[precision], serving, with_fit)
+        return None if p is None else layout_costs(model, p.deployment, p.batch, workload, device, precision,
+                                                   serving, with_fit)
 
     stretch_of = _stretch_of(fit, model, device, precision, serving, workload)
 
@@ -341,8 +341,8 @@ def _run_disagg(args, catalog: Catalog, model: Model, device: Device, precision:
     ttft_key, ttft_header = ("ttft_bound_ms", "TTFT bound") if fit is None else ("ttft_ms", "TTFT")
     targets = _targets(args)
     stretch_of = _stretch_of(fit, model, device, precision, serving, workload)
-    costs = None if not found else layout_costs(model, found[0].decode, found[0].batch, workload, device,
-                                                device.dense_flops[precision], serving, fit, "disagg")
+    costs = None if not found else layout_costs(model, found[0].decode, found[0].batch, workload, device, precision,
+                                                serving, fit, "disagg")
 
     def memory_json(p: DisaggPoint) -> dict:
         return _memory_json(model, p.decode, p.batch, workload, device)

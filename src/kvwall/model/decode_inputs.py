@@ -5,7 +5,7 @@ kvwall.model.first_token_estimate) read of a deployment at a batch, per GPU of i
 (kvwall.model.expert_imbalance), the EP dispatch and combine (s) with the routed assignments per EP rank, one prefill of isl
 tokens over the engine (FLOPs per GPU, and its collectives' bytes over their links, s) and over a replica (FLOPs per
 GPU, kvwall.model.first_token), the layers one GPU runs in a step (its stage's, once per microbatch, as it reads its
-weights) and the sequences of an attention-DP rank. A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read
+weights), the sequences of an attention-DP rank, and whether its GEMMs run in fp8 or in fp4 (1 or 0 each). A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read
 them from this one function; the stored over counted KV bytes, the engine's own, is the caller's.
 """
 
@@ -28,7 +28,7 @@ from kvwall.model.workloads import prefill_flops
 #: The inputs named in the module's docstring, in that order (kvwall.validation.points keeps them as columns).
 COST_INPUTS = ("flops_per_device", "peak_flops", "pipeline_idle", "collective_bytes_s", "collective_messages",
                "imbalance_read_per_device", "dispatch_s", "dispatch_load", "expert_ranks", "prefill_flops_per_device", "prefill_collectives_s",
-               "replica_prefill_flops", "layers_per_step", "sequences_per_rank")
+               "replica_prefill_flops", "layers_per_step", "sequences_per_rank", "fp8_gemms", "fp4_gemms")
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,11 @@ class DecodeInputs:
 
 
 def decode_inputs(model: Model, d: Deployment, context: ArrayLike, batch: ArrayLike, isl: ArrayLike, bandwidth: float,
-                  peak: float, link: CollectiveLink, latency: float, activation_bytes: float,
+                  peak: float, precision: str, link: CollectiveLink, latency: float, activation_bytes: float,
                   efficiency: float) -> DecodeInputs:
     """The cost inputs of ``batch`` running sequences at ``context`` tokens, prompts of ``isl`` tokens, on one GPU of
-    ``d``; ``latency``, ``activation_bytes`` and ``efficiency`` as kvwall.model.step_time.device_step reads them."""
+    ``d`` whose GEMMs run in ``precision`` at ``peak`` FLOP/s; ``latency``, ``activation_bytes`` and ``efficiency``
+    as kvwall.model.step_time.device_step reads them."""
     batch = np.asarray(batch, dtype=float)
     isl = np.broadcast_to(np.asarray(isl, dtype=float), batch.shape)
     step = device_step(model, d, context, batch, bandwidth, peak, link, latency, activation_bytes, efficiency)
@@ -68,6 +69,8 @@ def decode_inputs(model: Model, d: Deployment, context: ArrayLike, batch: ArrayL
         "replica_prefill_flops": first_token_bound(model, d, isl, np.inf, 1.0),
         "layers_per_step": step.microbatches * math.ceil(model.n_layers / d.pipeline_parallel),
         "sequences_per_rank": batch / d.data_parallel,
+        "fp8_gemms": float(precision == "fp8"),
+        "fp4_gemms": float(precision == "fp4"),
     }
     return DecodeInputs(step, prefill, {name: np.broadcast_to(np.asarray(costs[name], dtype=float), batch.shape)
                                         for name in COST_INPUTS})

@@ -61,14 +61,15 @@ def device_memory(model: Model, d: Deployment, batch: int, workload: Workload, d
     return DeviceMemory(resident_weight_bytes_per_device(model, d), kv, device.hbm_capacity)
 
 
-def layout_costs(model: Model, d: Deployment, batch: int, workload: Workload, device: Device, peak: float,
+def layout_costs(model: Model, d: Deployment, batch: int, workload: Workload, device: Device, precision: str,
                  serving: ServingInputs, fit: PlanCalibration | None = None, mode: str = "agg") -> LayoutCosts:
-    """The costs per output token of the layout at ``batch`` as the plan priced it: with ``fit`` the calibrated
-    estimate in ``mode`` (disagg: a decode instance), without it the datasheet step-time estimate."""
+    """The costs per output token of the layout at ``batch``, its GEMMs in ``precision``, as the plan priced it: with
+    ``fit`` the calibrated estimate in ``mode`` (disagg: a decode instance), without it the datasheet step-time
+    estimate."""
     one = np.array([float(batch)])
     if fit is not None:
-        points = planned_points(model, d, device, peak, serving, fit.calibrated.engine, workload.decode_context, one,
-                                workload.input_tokens, workload.output_tokens, mode)
+        points = planned_points(model, d, device, precision, serving, fit.calibrated.engine, workload.decode_context,
+                                one, workload.input_tokens, workload.output_tokens, mode)
         costs = decode_costs(points, fit.calibrated.constants)
         named = {name: float(costs[name][0]) / fit.tokens_per_step for name in COSTS}
         if fit.offsets is None:
@@ -78,7 +79,7 @@ def layout_costs(model: Model, d: Deployment, batch: int, workload: Workload, de
         offset = sum(named.values()) * (fit.factor("TPOT", model, device, d, mode, float(batch), stretch) - 1.0)
         return LayoutCosts("calibrated", {**named, OFFSET_COST: offset})
     efficiency, bandwidth = serving.hbm_bandwidth_efficiency, device.hbm_bandwidth
-    step = device_step(model, d, workload.decode_context, one, bandwidth, peak, serving.link_for(device, d),
+    step = device_step(model, d, workload.decode_context, one, bandwidth, device.dense_flops[precision], serving.link_for(device, d),
                        serving.collective_latency, serving.activation_bytes, efficiency)
     idle = d.pipeline_parallel / float(np.ravel(step.microbatches)[0])
     read = {name: float(np.ravel(b)[0]) / (efficiency * bandwidth)

@@ -89,11 +89,13 @@ def read_plan_calibration(catalog: Catalog, engine: str) -> PlanCalibration:
                            read_calibrated(tables, engine, HELD_OUT_WITH_OFFSETS), read_calibrated(tables, engine, NEW_MODEL))
 
 
-def planned_points(model: Model, d: Deployment, device: Device, peak: float, serving: ServingInputs, engine: str,
+def planned_points(model: Model, d: Deployment, device: Device, precision: str, serving: ServingInputs, engine: str,
                    context: float, batches: np.ndarray, isl: float, osl: float, mode: str = "agg") -> pd.DataFrame:
     """The layout at every batch as points of ``mode`` (agg; disagg: a decode instance without prefills, or a
-    prefill instance) on ``engine`` in the columns decode_costs and first_token_estimate read."""
-    inputs = decode_inputs(model, d, context, batches, isl, device.hbm_bandwidth, peak, serving.link_for(device, d),
+    prefill instance) on ``engine``, its GEMMs in ``precision``, in the columns decode_costs and first_token_estimate
+    read."""
+    inputs = decode_inputs(model, d, context, batches, isl, device.hbm_bandwidth, device.dense_flops[precision],
+                           precision, serving.link_for(device, d),
                            serving.collective_latency, serving.activation_bytes, serving.hbm_bandwidth_efficiency)
     rides = (prompt_steps(serving.prompt_budgets[engine], device.hbm_capacity, isl, batches) if mode == "agg"
              else np.zeros(np.shape(batches)))
@@ -116,10 +118,10 @@ def calibrated_stretch(points: pd.DataFrame, fit: PlanCalibration) -> np.ndarray
     return prefill_stretch(decode_costs(points, fit.calibrated.constants))
 
 
-def planned_stretch(fit: PlanCalibration, model: Model, d: Deployment, device: Device, peak: float,
+def planned_stretch(fit: PlanCalibration, model: Model, d: Deployment, device: Device, precision: str,
                     serving: ServingInputs, context: float, batch: float, isl: float, osl: float, mode: str) -> float:
     """The prefill stretch of the layout's step at one ``batch`` (planned_points, calibrated_stretch)."""
-    return float(calibrated_stretch(planned_points(model, d, device, peak, serving, fit.calibrated.engine, context,
+    return float(calibrated_stretch(planned_points(model, d, device, precision, serving, fit.calibrated.engine, context,
                                                    np.array([float(batch)]), isl, osl, mode), fit)[0])
 
 

@@ -49,7 +49,7 @@ def plan_curves(catalog: Catalog, model: Model, device: Device, precision: str, 
 
         def priced(d: Deployment, batches: np.ndarray) -> dict:
             if last.get("layout") != d or not np.array_equal(last["batches"], batches):
-                points = planned_points(model, d, device, peak, serving, fit.calibrated.engine,
+                points = planned_points(model, d, device, precision, serving, fit.calibrated.engine,
                                         workload.decode_context, batches, workload.input_tokens,
                                         workload.output_tokens, mode)
                 tpot, stretch = calibrated_tpot_and_stretch(points, fit)
@@ -86,8 +86,8 @@ def prefill_layouts(catalog: Catalog, model: Model, device: Device, precision: s
             bound = float(first_token_bound(model, d, float(workload.input_tokens), bandwidth, peak))
             found.append(PrefillLayout(d, bound, bound))
             continue
-        points = planned_points(model, d, device, peak, serving, fit.calibrated.engine, workload.decode_context, one,
-                                workload.input_tokens, workload.output_tokens, "disagg")
+        points = planned_points(model, d, device, precision, serving, fit.calibrated.engine, workload.decode_context,
+                                one, workload.input_tokens, workload.output_tokens, "disagg")
         factor = fit.factor("TTFT", model, device, d, "disagg", 1.0, 1.0)  # a disagg step: no prefill stalls it
         found.append(PrefillLayout(d, float(calibrated_ttft(points, fit)[0]) * factor,
                                    float(calibrated_prefill(points, fit)[0]) * factor))

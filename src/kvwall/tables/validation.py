@@ -232,7 +232,8 @@ def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
         title="Engine constants fitted to measured TPOT",
         caption="Per engine, the constants of the estimated decode step (fixed cost per step, realized fractions of "
         "the datasheet HBM bandwidth and dense peak, latency per collective message, cost per layer a GPU runs and "
-        "per sequence of an attention-DP rank), fitted by least squares on the "
+        "per sequence of an attention-DP rank, extra time per weight byte of fp8 and of fp4 GEMMs over bf16's), "
+        "fitted by least squares on the "
         "relative TPOT error of every understood point, and the fixed cost before a first token and the share of the "
         "prefill wave a request waits for, fitted then on the relative TTFT error of the agg points; within the "
         "bounds shown, rounded to three significant digits, with "
@@ -555,9 +556,10 @@ def transfer(terms: pd.DataFrame) -> Table:
         title="Which operation's efficiency carries over to a model the fit never saw",
         caption="The agg TPOT error of the calibrated estimate leaving one model out (each engine's constants fitted "
         "on its points of the other models): with the estimate's own costs, without its fixed cost per layer of each "
-        "step, per sequence of an attention-DP rank, or both (held at 0, a fixed cost per step alone), and with one "
-        "candidate cost added, its constant per engine fitted with the others within a physical bound: latent "
-        "attention, fp4 weights or MoE weights at their own fraction of the rate the rest runs at, and decode "
+        "step, per sequence of an attention-DP rank, per weight byte of fp8 and fp4 GEMMs, or all three (held at 0, "
+        "a fixed cost per step alone), and with one candidate cost added, its constant per engine fitted with the "
+        "others within a physical bound: latent attention or MoE weights at their own fraction of the rate the rest "
+        "runs at, and decode "
         "attention's parallelism (the KV read at 1 / (1 + x / blocks) of its rate, a block one sequence and one KV "
         "head of a GPU, x 0 to 1,000). A cost that lowers the error carries over from the other models; one that "
         "raises it or leaves it is set by the model's own kernels, which the other models do not tell "
@@ -619,7 +621,7 @@ def transfer_models(models: pd.DataFrame) -> Table:
         title="What a model left out of every fit keeps of its error",
         caption="Per model, over its agg points with each engine's constants fitted on the other models' points: the "
         "median TPOT error with a fixed cost per step alone and with the estimate's costs (a fixed cost per step, "
-        "per layer and per sequence), and with the latter the median and the 10th to 90th percentiles of measured / "
+        "per layer and per sequence, and the weight formats' costs), and with the latter the median and the 10th to 90th percentiles of measured / "
         "estimate. A median far from 1 is an efficiency the model's own shapes and checkpoint set, which the other "
         "models' constants do not tell and only a measurement of the model does; the band is what varies within the "
         "model by device, layout and format, which no constant per model would take out.",

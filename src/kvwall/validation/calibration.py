@@ -3,7 +3,8 @@
 Least squares (scipy.optimize.least_squares, trust-region reflective) on the relative errors estimate / measured - 1
 of every point's TPOT (kvwall.model.decode_costs), within bounds that keep each constant physical: a fixed step cost
 of 0 to 50 ms, realized fractions of the datasheet bandwidth and peak of 1% to 1, a latency per collective message of
-0 to 50 us, a cost per layer and one per sequence of each step of 0 to 1 ms. The fitted constants are rounded to
+0 to 50 us, a cost per layer and one per sequence of each step of 0 to 1 ms, and an extra time per weight byte of fp8
+and of fp4 GEMMs of 0 to 4 times bf16's. The fitted constants are rounded to
 SIGNIFICANT_DIGITS before any use. The fixed cost before a first token (0 to 5 s) and the share of the prefill wave
 a request waits for (0 to 1) are then fitted, the same way, on the relative TTFT errors of the agg points
 (kvwall.model.first_token_estimate at the rounded rates); a value within AT_BOUND of its range from a bound is that
@@ -26,16 +27,16 @@ from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS, US
 
 #: Lower and upper bounds of EngineConstants.STEP_NAMES (fixed step cost s, HBM fraction, FLOP fraction, latency s,
-#: cost per layer s, cost per sequence s), and the starting point.
-LOWER = (0.0, 0.01, 0.01, 0.0, 0.0, 0.0)
-UPPER = (50 * MS, 1.0, 1.0, 50 * US, 1 * MS, 1 * MS)
-START = (1 * MS, 0.7, 0.4, 5 * US, 10 * US, 10 * US)
-_SCALE = np.array([MS, 1.0, 1.0, US, US, US])
+#: cost per layer s, cost per sequence s, fp8 and fp4 weights' extra time per byte), and the starting point.
+LOWER = (0.0, 0.01, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0)
+UPPER = (50 * MS, 1.0, 1.0, 50 * US, 1 * MS, 1 * MS, 4.0, 4.0)
+START = (1 * MS, 0.7, 0.4, 5 * US, 10 * US, 10 * US, 0.3, 0.3)
+_SCALE = np.array([MS, 1.0, 1.0, US, US, US, 1.0, 1.0])
 #: Bounds and start of EngineConstants.FIRST_TOKEN_NAMES: the fixed cost before a first token (s) and the share of
 #: the prefill wave a request waits for.
 FIRST_TOKEN_BOUNDS = {"first_token_fixed": (0.0, 5.0), "wave_share": (0.0, 1.0)}
 FIRST_TOKEN_START = {"first_token_fixed": 0.1, "wave_share": 0.5}
-#: Fewest points an engine's fit needs (six constants, a few points each).
+#: Fewest points an engine's fit needs (eight constants, a few points each).
 MIN_POINTS = 20
 
 
@@ -109,7 +110,8 @@ def fit_step(inputs: CostInputs, tpot: np.ndarray, tokens: float, held: tuple[st
 
     fit = least_squares(residuals, start, bounds=(np.array(lower) / scale, np.array(upper) / scale), method="trf")
     values = [settled(float(v), low, high) for v, low, high in zip(fit.x * scale, lower, upper)]
-    step = dict.fromkeys(EngineConstants.STEP_NAMES, 0.0) | dict(zip((EngineConstants.STEP_NAMES[i] for i in free), values))
+    step = dict.fromkeys(EngineConstants.STEP_NAMES, 0.0)
+    step.update(zip((EngineConstants.STEP_NAMES[i] for i in free), values))
     return EngineConstants(**step), dict(zip(names, values[len(free):])), fit
 
 

@@ -152,7 +152,7 @@ def derived_columns(group: pd.DataFrame, model, device, deployment: Deployment, 
     precision = vmap.compute_precision[deployment.weight_format]
     peak = _peak(device, precision)
     inputs = decode_inputs(model, deployment, context, batch, group["isl"].to_numpy(dtype=float), device.hbm_bandwidth,
-                           peak, serving.link_for(device, deployment), serving.collective_latency,
+                           peak, precision, serving.link_for(device, deployment), serving.collective_latency,
                            serving.activation_bytes, serving.hbm_bandwidth_efficiency)
     step, prefill = inputs.step, inputs.prefill_seconds
     tokens = vmap.tokens_per_step

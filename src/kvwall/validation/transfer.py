@@ -4,12 +4,11 @@ The offsets (kvwall.validation.offsets) learn per engine, model, device and layo
 model's shapes; for a model left out of every fit none of that is known. Here the agg TPOT is predicted leaving one
 model out (each engine's constants fitted on its points of the other models, as kvwall.validation.calibration fits
 them: least squares on the relative TPOT errors, within bounds that keep each constant physical) with the estimate's
-own costs (kvwall.model.decode_costs), without its cost per layer, per sequence or both (held at 0), and with each
-candidate cost of TERMS added, one more constant per engine. A cost whose efficiency transfers lowers that error; one
+own costs (kvwall.model.decode_costs), without its cost per layer, per sequence, per weight byte of fp8 and fp4
+GEMMs, or all of them (held at 0), and with each candidate cost of TERMS added, one more constant per engine. A cost whose efficiency transfers lowers that error; one
 that a model's own shapes set, learnt on the other models, does not. TERMS, each a cost per GPU per step (s):
 
     latent     x_A x the KV cost, latent caches only  latent (MLA) attention at 1 / (1 + x_A) of the KV rate, 0 to 20
-    fp4        x_F x the weight cost, fp4 GEMMs only  fp4 weights at 1 / (1 + x_F) of the weight rate, 0 to 20
     moe        x_M x the weight cost, MoE models only MoE weights at 1 / (1 + x_M) of the weight rate, 0 to 20
     attention  x_P x the KV cost / blocks             decode attention's parallelism: its kernels split the work into
                                                       blocks of one sequence and one KV head (blocks: sequences per
@@ -38,33 +37,34 @@ from kvwall.validation.calibration import MIN_POINTS, ExtraCosts, fit_step
 from kvwall.validation.estimate_error import BAND, error_statistics
 
 #: Per term: its lower and upper bound, start and scale.
-TERMS = {"latent": (0.0, 20.0, 0.5, 1.0), "fp4": (0.0, 20.0, 0.5, 1.0), "moe": (0.0, 20.0, 0.5, 1.0),
-         "attention": (0.0, 1000.0, 8.0, 1.0)}
+TERMS = {"latent": (0.0, 20.0, 0.5, 1.0), "moe": (0.0, 20.0, 0.5, 1.0), "attention": (0.0, 1000.0, 8.0, 1.0)}
 #: The estimate's costs: its constants, and the terms added to it.
 ESTIMATE = "the estimate's costs"
-#: The fit with a fixed cost per step alone (the per-layer and per-sequence constants held at 0).
-BASELINE = "without the costs per layer and per sequence"
+#: The fit with a fixed cost per step alone (the per-layer, per-sequence and weight formats' constants held at 0).
+BASELINE = "without the costs per layer, per sequence and weight format"
+#: The constants of the weight formats' costs.
+FORMATS = ("fp8_weight_extra", "fp4_weight_extra")
 #: The fits tried, each with the words its row names it by, in the table's order: the constants of
 #: EngineConstants.STEP_NAMES held at 0, and the terms added.
 TERM_SETS = {ESTIMATE: ((), ()), "without the cost per layer": (("layer_step",), ()),
              "without the cost per sequence": (("sequence_step",), ()),
-             BASELINE: (("layer_step", "sequence_step"), ()),
-             "latent attention's efficiency": ((), ("latent",)), "fp4 weights' efficiency": ((), ("fp4",)),
-             "MoE weights' efficiency": ((), ("moe",)), "attention's parallelism": ((), ("attention",))}
+             "without the weight formats' costs": (FORMATS, ()),
+             BASELINE: (("layer_step", "sequence_step", *FORMATS), ()),
+             "latent attention's efficiency": ((), ("latent",)), "MoE weights' efficiency": ((), ("moe",)),
+             "attention's parallelism": ((), ("attention",))}
 #: What each model's cache is called in the per-model table, by its attention's type.
 CACHE_KINDS = {"FullAttention": "GQA", "SlidingWindowAttention": "window", "LatentAttention": "latent",
                "LayerStack": "layer stack"}
 
 
 def term_inputs(points: pd.DataFrame, models: Mapping) -> pd.DataFrame:
-    """Per point (kvwall.validation.points' columns): whether its cache is latent, its GEMMs fp4 and its model MoE,
+    """Per point (kvwall.validation.points' columns): whether its cache is latent and its model MoE,
     and its decode attention's blocks (sequences per attention-DP rank x KV heads per GPU,
     kvwall.model.sharding.kv_heads_per_device; one head for a latent cache) (``models``: the catalogue's, by id)."""
     model = points["model"].map(models)
     heads = [kv_heads_per_device(m, int(tp)) or 1 for m, tp in zip(model, points["tp"])]
     return pd.DataFrame({
         "latent": model.map(lambda m: type(m.attention).__name__ == "LatentAttention").to_numpy(dtype=float),
-        "fp4": (points["weight_format"] == "fp4").to_numpy(dtype=float),
         "moe": model.map(lambda m: m.moe is not None).to_numpy(dtype=float),
         "attention_blocks": points["sequences_per_rank"].to_numpy(dtype=float) * np.asarray(heads, dtype=float)},
         index=points.index)
@@ -80,7 +80,6 @@ def term_costs(costs: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray]
     """Seconds per step per GPU of each term of ``values`` (name -> its constant), beside the named ``costs`` of the
     same points (kvwall.model.decode_costs) and their term_arrays ``inputs``."""
     priced = {"latent": lambda x: x * costs["kv"] * inputs["latent"],
-              "fp4": lambda x: x * costs["weights"] * inputs["fp4"],
               "moe": lambda x: x * costs["weights"] * inputs["moe"],
               "attention": lambda x: x * costs["kv"] / inputs["attention_blocks"]}
     return {name: priced[name](value) for name, value in values.items()}
