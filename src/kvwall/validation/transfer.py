@@ -5,8 +5,9 @@ model's shapes; for a model left out of every fit none of that is known. Here th
 model out (each engine's constants fitted on its points of the other models, as kvwall.validation.calibration fits
 them: least squares on the relative TPOT errors, within bounds that keep each constant physical) with the estimate's
 own costs (kvwall.model.decode_costs), without its cost per layer, per sequence, per weight byte of fp8 and fp4
-GEMMs, or all of them (held at 0), and with each candidate cost of TERMS added, one more constant per engine. A cost whose efficiency transfers lowers that error; one
-that a model's own shapes set, learnt on the other models, does not. TERMS, each a cost per GPU per step (s):
+GEMMs, or all of them (held at 0), and with each candidate cost of TERMS added, one more constant per engine. A cost
+whose efficiency transfers lowers that error; one that a model's own shapes set, learnt on the other models, does
+not. TERMS, each a cost per GPU per step (s):
 
     latent     x_A x the KV cost, latent caches only  latent (MLA) attention at 1 / (1 + x_A) of the KV rate, 0 to 20
     moe        x_M x the weight cost, MoE models only MoE weights at 1 / (1 + x_M) of the weight rate, 0 to 20
@@ -58,9 +59,9 @@ CACHE_KINDS = {"FullAttention": "GQA", "SlidingWindowAttention": "window", "Late
 
 
 def term_inputs(points: pd.DataFrame, models: Mapping) -> pd.DataFrame:
-    """Per point (kvwall.validation.points' columns): whether its cache is latent and its model MoE,
-    and its decode attention's blocks (sequences per attention-DP rank x KV heads per GPU,
-    kvwall.model.sharding.kv_heads_per_device; one head for a latent cache) (``models``: the catalogue's, by id)."""
+    """Per point (kvwall.validation.points' columns): whether its cache is latent and its model MoE, and its decode
+    attention's blocks (sequences per attention-DP rank x KV heads per GPU, kvwall.model.sharding.kv_heads_per_device;
+    one head for a latent cache) (``models``: the catalogue's, by id)."""
     model = points["model"].map(models)
     heads = [kv_heads_per_device(m, int(tp)) or 1 for m, tp in zip(model, points["tp"])]
     return pd.DataFrame({
