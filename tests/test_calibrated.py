@@ -56,7 +56,7 @@ def _point(**changes):
              "imbalance_read_per_device": 0.0, "running_batch": 100.0, "prefill_flops_per_device": 5e13,
              "prefill_collectives_s": 0.0, "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0,
              "collective_messages": 0.0, "layers_per_step": 40.0, "sequences_per_rank": 100.0, "prompt_steps": 0.0,
-             "fp8_gemms": 0.0, "fp4_gemms": 0.0, "reason": None}
+             "fp8_gemms": 0.0, "fp4_gemms": 0.0, "prefill_weight_read": 0.0, "reason": None}
     return pd.DataFrame([{**point, **changes}])
 
 
@@ -75,6 +75,10 @@ def test_a_point_priced_by_hand_with_the_constants_and_at_datasheet_rates():
     # its prompts each riding half a step of 17.9 ms beside the decodes: 0.1 s + 50.5 x (0.1 + 0.00895) s = 5.602 s
     rides = estimate(_point(prompt_steps=0.5), constants, latency=5e-6, tokens=1.0)[0]
     assert rides.tpot == found.tpot and rides.ttft == pytest.approx(5.601975)
+    # a prompt whose tokens touch 150 GB of weights reads them at half of 2 TB/s no faster than 0.15 s, past its
+    # 0.1 s of FLOPs: 0.1 s + 50.5 x 0.15 s = 7.675 s
+    heavy = estimate(_point(prefill_weight_read=150e9), constants, latency=5e-6, tokens=1.0)[0]
+    assert heavy.ttft == pytest.approx(7.675)
 
 
 def test_the_calibrated_columns_leave_refused_rows_and_engines_without_constants_empty():

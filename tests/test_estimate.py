@@ -198,9 +198,16 @@ def test_ttft_is_the_fixed_cost_plus_half_the_wave_of_prefills(points):
     assert math.isclose(first_token_estimate(points.loc[[DENSE_TP]], constants, 1.0)[0], expected, rel_tol=1e-12)
     # 2,579 ms of prefill FLOPs and 144 ms of the 17.6 ms decode steps the prompts ride
     assert round(step * 1e4) == 176 and round(64.5 * rides * step * 1e3) == 144 and round(expected * 1e3) == 2722
+    # a disagg request's prompt alone on a prefill replica: its FLOPs at half the peak, but no less than the weights
+    # its tokens touch over 0.8 of the bandwidth (here every expert the prefill worker holds: the weights take longer)
     disagg = points[points["mode"] == "disagg"].iloc[[0]]
-    alone = 0.2 + disagg["replica_prefill_flops"].iloc[0] / (0.5 * disagg["peak_flops"].iloc[0])
-    assert math.isclose(first_token_estimate(disagg, constants, 1.0)[0], alone, rel_tol=1e-12)
+    flops = disagg["replica_prefill_flops"].iloc[0] / (0.5 * disagg["peak_flops"].iloc[0])
+    weights = disagg["prefill_weight_read"].iloc[0] / (0.8 * disagg["hbm_bandwidth"].iloc[0])
+    assert weights > flops
+    assert math.isclose(first_token_estimate(disagg, constants, 1.0)[0], 0.2 + weights, rel_tol=1e-12)
+    # the dense TP row's prompt: its FLOPs take longer than its weights
+    row = points.loc[DENSE_TP]
+    assert row["prefill_weight_read"] / (0.8 * 4.8e12) < row["prefill_flops_per_device"] / (0.5 * 1.979e15)
 
 
 def _synthetic(n=200, seed=1):
@@ -218,7 +225,8 @@ def _synthetic(n=200, seed=1):
         "sequences_per_rank": rng.integers(1, 256, n).astype(float), "prompt_steps": rng.choice([0.0, 0.125, 1.0], n),
     })
     formats = rng.choice(3, n)  # bf16, fp8 or fp4 GEMMs
-    return frame.assign(fp8_gemms=(formats == 1).astype(float), fp4_gemms=(formats == 2).astype(float))
+    return frame.assign(fp8_gemms=(formats == 1).astype(float), fp4_gemms=(formats == 2).astype(float),
+                        prefill_weight_read=rng.uniform(1e9, 80e9, n))
 
 
 def test_a_fit_recovers_known_constants():

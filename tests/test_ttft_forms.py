@@ -12,7 +12,7 @@ from kvwall.model.engine_constants import EngineConstants
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.validation.calibration import first_token_terms, fit_first_token
 from kvwall.validation.points import COST_INPUTS
-from kvwall.validation.ttft_forms import APART, ESTIMATE, FORMS, RHO, form_terms
+from kvwall.validation.ttft_forms import APART, ESTIMATE, FLOPS_ALONE, FORMS, RHO, form_terms
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 CONSTANTS = EngineConstants(1e-3, 0.8, 0.5, 0.0, first_token_fixed=0.1, wave_share=0.25)
@@ -54,7 +54,7 @@ def test_each_form_by_hand_on_one_point():
     assert alone == pytest.approx([0.1 * (1 + rho / (2 * (1 - rho)))]) and wave == pytest.approx([0.0])
     busy = _points(running_batch=[33.0], in_flight=[33.0], osl=[10.0])  # the server saturated: held at RHO
     assert form_terms("random arrivals", busy, CONSTANTS, 1.0)[0] == pytest.approx([0.1 * (1 + RHO / (2 * (1 - RHO)))])
-    assert list(FORMS.values()) == [1.0, 0.0, 0.0, None, None]
+    assert list(FORMS.values()) == [1.0, 0.0, 0.0, None, None, None]
 
 
 def test_a_prompt_rides_the_decode_steps_of_an_engine_that_mixes_them_by_hand():
@@ -67,6 +67,14 @@ def test_a_prompt_rides_the_decode_steps_of_an_engine_that_mixes_them_by_hand():
     assert first_token_estimate(point, CONSTANTS, 1.0) == pytest.approx([0.1 + (1 + 4) * one_prompt])
     assert form_terms(ESTIMATE, point, CONSTANTS, 1.0)[0] == pytest.approx([one_prompt])
     assert form_terms(APART, point, CONSTANTS, 1.0)[0] == pytest.approx([0.1])  # its chunks ride no decode step
+
+
+def test_a_prompt_reads_its_weights_at_least_by_hand():
+    # a prompt whose tokens touch 200 GB of weights: at 0.8 x 1 TB/s, 0.25 s, past its 0.1 s of FLOPs
+    point = _points(running_batch=[33.0], prefill_weight_read=[200e9])
+    assert form_terms(ESTIMATE, point, CONSTANTS, 1.0)[0] == pytest.approx([0.25])
+    assert first_token_estimate(point, CONSTANTS, 1.0) == pytest.approx([0.1 + (1 + 4) * 0.25])
+    assert form_terms(FLOPS_ALONE, point, CONSTANTS, 1.0)[0] == pytest.approx([0.1])  # its FLOPs alone
 
 
 def test_the_fixed_cost_and_the_share_are_recovered_from_a_synthetic_set():
@@ -98,6 +106,7 @@ def test_the_committed_table_reads_against_the_estimates_own_error_and_the_valid
             f"random arrivals (M/D/1) {new.loc['random arrivals', 'median_error']:.1%}, and the fitted share "
             f"{new.loc[ESTIMATE, 'median_error']:.1%} (mean {new.loc[ESTIMATE, 'mean_error']:.1%}), where the same share "
             f"with its prompts apart from the decodes gives {new.loc[APART, 'median_error']:.1%}") in prose
+    assert f"without that floor the fitted share gives {new.loc[FLOPS_ALONE, 'median_error']:.1%}" in prose
     constants = pd.read_csv(ROOT / "tables/derived/serving_engine_constants.csv").set_index(["backend", "constant"])
     share = constants.xs("wave_share", level="constant")["value"]
     assert (f"({share['trtllm']:.2f} for TensorRT-LLM, {share['vllm']:.2f} for vLLM, {share['sglang']:.2f} for "

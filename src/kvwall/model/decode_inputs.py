@@ -4,7 +4,8 @@ kvwall.model.first_token_estimate) read of a deployment at a batch, per GPU of i
 (s) and their messages, the routed-expert bytes the busiest EP rank reads beyond the average rank's
 (kvwall.model.expert_imbalance), the EP dispatch and combine (s) with the routed assignments per EP rank, one prefill of isl
 tokens over the engine (FLOPs per GPU, and its collectives' bytes over their links, s) and over a replica (FLOPs per
-GPU, kvwall.model.first_token), the layers one GPU runs in a step (its stage's, once per microbatch, as it reads its
+GPU, kvwall.model.first_token), the weight bytes per GPU a forward of those isl tokens reads (every routed expert
+they touch, kvwall.model.sharding.step_weight_bytes_per_device), the layers one GPU runs in a step (its stage's, once per microbatch, as it reads its
 weights), the sequences of an attention-DP rank, and whether its GEMMs run in fp8 or in fp4 (1 or 0 each). A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read
 them from this one function; the stored over counted KV bytes, the engine's own, is the caller's.
 """
@@ -21,14 +22,15 @@ from kvwall.inputs.deployment import CollectiveLink, Deployment
 from kvwall.inputs.specs import Model
 from kvwall.model.collectives import collectives_time, expert_parallel_time
 from kvwall.model.first_token import first_token_bound
-from kvwall.model.sharding import sequences_per_replica
+from kvwall.model.sharding import sequences_per_replica, step_weight_bytes_per_device
 from kvwall.model.step_time import DeviceStep, device_step
 from kvwall.model.workloads import prefill_flops
 
 #: The inputs named in the module's docstring, in that order (kvwall.validation.points keeps them as columns).
 COST_INPUTS = ("flops_per_device", "peak_flops", "pipeline_idle", "collective_bytes_s", "collective_messages",
                "imbalance_read_per_device", "dispatch_s", "dispatch_load", "expert_ranks", "prefill_flops_per_device", "prefill_collectives_s",
-               "replica_prefill_flops", "layers_per_step", "sequences_per_rank", "fp8_gemms", "fp4_gemms")
+               "replica_prefill_flops", "prefill_weight_read", "layers_per_step", "sequences_per_rank", "fp8_gemms",
+               "fp4_gemms")
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ def decode_inputs(model: Model, d: Deployment, context: ArrayLike, batch: ArrayL
         "prefill_flops_per_device": prefill * peak,
         "prefill_collectives_s": collectives_time(model, d, isl, link, 0.0, activation_bytes),
         "replica_prefill_flops": first_token_bound(model, d, isl, np.inf, 1.0),
+        "prefill_weight_read": step_weight_bytes_per_device(model, d, isl),
         "layers_per_step": step.microbatches * math.ceil(model.n_layers / d.pipeline_parallel),
         "sequences_per_rank": batch / d.data_parallel,
         "fp8_gemms": float(precision == "fp8"),

@@ -5,18 +5,22 @@ a wave of `running` prefills of isl tokens each, and a request waits on average 
 its own, (running - 1) / 2 other prefills (agg). Its clients are a closed loop whose requests spread out as their
 lengths and chunked prefills shift them, so a request waits for a share w of that wave (the engine's wave_share, 0 to
 1: 1 for a wave, 0 for requests that never meet). Each prefill costs its FLOPs per GPU of the engine F_pre over f P,
-and, in an engine whose steps run the batch's decodes beside prompt chunks under one token budget, the decode step S
-of each of the n steps its chunks ride (kvwall.model.prompt_steps: n = isl / (B - running), 0 where prompts run
-apart). A disaggregated request's prefill runs alone on a replica of its prefill workers, its FLOPs per GPU of the
-replica (kvwall.model.first_token) over f P: the prefill pool's load does not set it
+but no less than the weight bytes W_pre per GPU its tokens touch (every routed expert of an MoE model, for a prompt
+of any length) over h beta, the rate the decode step reads bf16 weights at: a prompt that arrives alone is a prefill
+batch of its own, and its GEMMs, with many tokens each, run at their FLOPs past that. In an engine whose
+steps run the batch's decodes beside prompt chunks under one token budget it also pays the decode step S of each of
+the n steps its chunks ride (kvwall.model.prompt_steps: n = isl / (B - running), 0 where prompts run apart). A
+disaggregated request's prefill runs alone on a replica of its prefill workers, its FLOPs per GPU of the replica
+(kvwall.model.first_token) over f P, at least its weights read: the prefill pool's load does not set it
 (tables/derived/serving_disagg_load). Both add the fixed cost t0 before a first token (scheduling, tokenization, the
 first decode step, the response). In agg mode a request in flight beyond the batch that runs (the capacity
 crossover: fewer sequences fit than are in flight) first waits for a running one to end. The benchmark's clients are a closed loop, so in flight - running requests wait while slots free at running /
 (osl x TPOT) a second (each running request ends after osl steps), and by Little's law a request waits (in flight -
 running) / running x osl x TPOT, TPOT the decode step S of kvwall.model.decode_costs over the tokens a step emits:
 
-    TTFT = t0 + wait + (1 + w (running - 1) / 2) x (F_pre / (f P) + n S)      agg
-    TTFT = t0 + F_replica / (f P)                                               disagg
+    P_one = max(F_pre / (f P), W_pre / (h beta))
+    TTFT  = t0 + wait + (1 + w (running - 1) / 2) x (P_one + n S)                  agg
+    TTFT  = t0 + max(F_replica / (f P), W_pre / (h beta))                          disagg
 
 A point without the requests in flight (a planned one, which never exceeds what fits) waits for none.
 """
@@ -59,11 +63,13 @@ def first_token_estimate(points: pd.DataFrame, constants: EngineConstants, token
     prefills it waits for (a share of the wave) and its own, each with the decode steps its chunks ride; ``tokens``
     per decode step."""
     rate = constants.flop_fraction * points["peak_flops"].to_numpy(dtype=float)
+    weights = points["prefill_weight_read"].to_numpy(dtype=float) / (
+        constants.hbm_fraction * points["hbm_bandwidth"].to_numpy(dtype=float))
     others = constants.wave_share * (points["running_batch"].to_numpy(dtype=float) - 1.0) / 2.0
     agg = (points["mode"] == "agg").to_numpy()
     waiting, rides = _waiting(points), points["prompt_steps"].to_numpy(dtype=float)
     step = decode_step(points, constants) if waiting.any() or rides.any() else np.zeros(len(points))
-    one_prompt = points["prefill_flops_per_device"].to_numpy(dtype=float) / rate + rides * step
-    replica = points["replica_prefill_flops"].to_numpy(dtype=float) / rate
+    one_prompt = np.maximum(points["prefill_flops_per_device"].to_numpy(dtype=float) / rate, weights) + rides * step
+    replica = np.maximum(points["replica_prefill_flops"].to_numpy(dtype=float) / rate, weights)
     prefill = np.where(agg, (1.0 + others) * one_prompt, replica)
     return constants.first_token_fixed + _capacity_wait(points, waiting, step, tokens) + prefill

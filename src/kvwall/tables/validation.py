@@ -581,7 +581,7 @@ def ttft_forms(forms: pd.DataFrame) -> Table:
     return Table(
         id="serving_ttft_forms",
         title="Which prefills a request waits for before its first token",
-        caption="The agg TTFT error of the calibrated estimate in sample and leaving one model out, with five forms of "
+        caption="The agg TTFT error of the calibrated estimate in sample and leaving one model out, with six forms of "
         "the prefills a request waits for besides its own (after the fixed cost and the wait for a running slot): "
         "a whole wave of the running requests' prefills (every request arriving with the others), none, a queue of "
         "random arrivals (M/D/1, one prompt's prefill a service, busy c P / (osl x TPOT) of the time), and a share of "
@@ -589,8 +589,9 @@ def ttft_forms(forms: pd.DataFrame) -> Table:
         "with it on the agg points' relative TTFT errors. A prompt's prefill P is its FLOPs over the realized peak "
         "and, where the engine runs the batch's decodes beside prompt chunks under one token budget a step (vLLM, "
         "TensorRT-LLM: 8,192 tokens by default, an assumption), the decode step of each of the isl / (budget - "
-        "running) steps its chunks ride; the share of the wave with its prompts apart from the decodes prices P "
-        "without them. The benchmark's clients are a closed loop whose arrivals bunch in a way no row records: the "
+        "running) steps its chunks ride, and no less than the weights its tokens touch over the realized bandwidth; "
+        "the share of the wave with its prompts apart from the decodes prices P without the steps, the one at its "
+        "FLOPs alone without the weights' floor. The benchmark's clients are a closed loop whose arrivals bunch in a way no row records: the "
         "form that lowers the error leaving one model out prices a model never measured.",
         columns=_TTFT_FORMS,
         rows=records(frame, _TTFT_FORMS),

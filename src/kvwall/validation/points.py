@@ -32,7 +32,7 @@ from kvwall.model.decode_inputs import COST_INPUTS as DECODE_INPUTS
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token import first_token_bound
 from kvwall.model.prompt_steps import prompt_steps
-from kvwall.model.sharding import resident_weight_bytes_per_device
+from kvwall.model.sharding import resident_weight_bytes_per_device, step_weight_bytes_per_device
 from kvwall.units import MS, dtype_bytes
 from kvwall.validation.copies import copies
 from kvwall.validation.layout import LAYOUT, decode_engines, prefill_engines
@@ -118,8 +118,8 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
 def _price_on_prefill_workers(disagg: pd.DataFrame, prefill: pd.DataFrame, columns: dict[str, np.ndarray],
                               catalog: Catalog, vmap: ValidationMap) -> None:
     """A disagg row's prompt runs on a replica of its prefill workers (kvwall.validation.layout.prefill_engines): its
-    prefill FLOPs per GPU of that replica and its TTFT bound are theirs, in ``columns`` (as evaluate holds them, over
-    every point), or its reason where their layout cannot serve the model."""
+    prefill FLOPs and weight bytes per GPU of that replica and its TTFT bound are theirs, in ``columns`` (as evaluate
+    holds them, over every point), or its reason where their layout cannot serve the model."""
     keys = prefill.loc[disagg.index, ["devices", *LAYOUT]].astype(int)
     for key, group in disagg.assign(**keys).groupby(["model", "device", "weight_format", "devices", *LAYOUT], sort=False):
         model_id, device_id, weight_format, devices, tp, pp, dp, _, ep = key
@@ -135,6 +135,7 @@ def _price_on_prefill_workers(disagg: pd.DataFrame, prefill: pd.DataFrame, colum
         isl = group["isl"].to_numpy(dtype=float)
         peak = _peak(device, vmap.compute_precision[weight_format])
         columns["replica_prefill_flops"][at] = first_token_bound(model, deployment, isl, np.inf, 1.0)
+        columns["prefill_weight_read"][at] = step_weight_bytes_per_device(model, deployment, isl)
         columns["ttft_bound_ms"][at] = first_token_bound(model, deployment, isl, device.hbm_bandwidth, peak) / MS
 
 

@@ -4,16 +4,19 @@ The benchmark's clients are a closed loop: each of the c in flight sends its nex
 long a request waits for the prefills of the others depends on how their arrivals bunch, which no row records. Each
 form of FORMS prices an agg TTFT as the fixed cost t0, the wait for a running slot (kvwall.model.first_token_estimate
 .capacity_wait) and the prefills it waits for and its own, P being one prompt's prefill on the engine (its FLOPs per
-GPU over the realized peak f P, and the decode step of each step its chunks ride where the engine runs them beside the
-batch's decodes, kvwall.model.prompt_steps) and b the batch that runs:
+GPU over the realized peak f P, at least the weights its tokens touch over the realized bandwidth, and the decode step
+of each step its chunks ride where the engine runs them beside the batch's decodes, kvwall.model.prompt_steps) and b
+the batch that runs:
 
     a whole wave          (1 + (b - 1) / 2) P          every request arrives with the others
     alone                 P                            no request ever waits for another's prefill
     random arrivals       P (1 + rho / (2 (1 - rho)))  arrivals spread at random over a cycle: a queue of one server
                                                        busy P a prompt (M/D/1), rho = c P / (osl x TPOT) of its time
                                                        (c requests every cycle of osl steps), at most RHO
-    a share of the wave,  (1 + w (b - 1) / 2) P_F      as the estimate, with P_F the prompt's FLOPs alone: its chunks
-    prompts apart                                      ride no decode step
+    a share of the wave,  (1 + w (b - 1) / 2) P_A      as the estimate, P_A without the decode steps its chunks ride
+    prompts apart
+    a share of the wave,  (1 + w (b - 1) / 2) P_F      as the estimate, P_F without the floor of its weights' read
+    FLOPs alone
     a share of the wave   (1 + w (b - 1) / 2) P        a share w of the others' wave, 0 to 1, fitted: the estimate's
     (the estimate)                                     (kvwall.model.first_token_estimate)
 
@@ -40,19 +43,23 @@ from kvwall.validation.estimate_error import error_statistics
 #: The largest share of its time the random-arrivals form lets the prefill server be busy (its wait grows without
 #: bound as the share nears 1).
 RHO = 0.95
-#: The estimate's form, and the form that prices its prompts apart from the batch's decodes.
+#: The estimate's form, the form that prices its prompts apart from the batch's decodes, and the one that prices a
+#: prefill at its FLOPs alone.
 ESTIMATE, APART = "a share of the wave (the estimate)", "a share of the wave, prompts apart from the decodes"
+FLOPS_ALONE = "a share of the wave, prefills at their FLOPs alone"
 #: The forms, in the table's order, each with the share of the wave it holds (None: fitted).
-FORMS = {"a whole wave": 1.0, "alone": 0.0, "random arrivals": 0.0, APART: None, ESTIMATE: None}
+FORMS = {"a whole wave": 1.0, "alone": 0.0, "random arrivals": 0.0, APART: None, FLOPS_ALONE: None, ESTIMATE: None}
 
 
 def form_terms(form: str, points: pd.DataFrame, constants: EngineConstants, tokens: float
                ) -> tuple[np.ndarray, np.ndarray]:
     """The TTFT of ``form`` at ``constants`` with no fixed cost and no share of the wave, and what a whole wave adds
     (s), over the agg ``points`` (kvwall.validation.calibration.first_token_terms, the queue of random arrivals in
-    place of the wave for that form, no decode step ridden for APART)."""
+    place of the wave for that form, no decode step ridden for APART, no weights' floor for FLOPS_ALONE)."""
     if form == APART:
         points = points.assign(prompt_steps=0.0)
+    if form == FLOPS_ALONE:
+        points = points.assign(prefill_weight_read=0.0)
     alone, wave = first_token_terms(points, constants, tokens)
     if form != "random arrivals":
         return alone, wave
