@@ -235,8 +235,8 @@ def engine_constants(calibrations: Mapping[str, Calibration]) -> Table:
         "per sequence of an attention-DP rank, extra time per weight byte of fp8 and of fp4 GEMMs over bf16's), "
         "fitted by least squares on the "
         "relative TPOT error of every understood point, and the fixed cost before a first token and the share of the "
-        "prefill wave a request waits for, fitted then on the relative TTFT error of the agg points; within the "
-        "bounds shown, rounded to three significant digits, with "
+        "prefill wave a request waits for, fitted then on the log of estimate over measured TTFT of the agg points; "
+        "within the bounds shown, rounded to three significant digits, with "
         "a 95% interval from the Jacobian. Derived from reported data; the bounds never use them.",
         columns=_CONSTANTS,
         rows=records(constants_frame(calibrations), _CONSTANTS),
@@ -586,7 +586,7 @@ def ttft_forms(forms: pd.DataFrame) -> Table:
         "a whole wave of the running requests' prefills (every request arriving with the others), none, a queue of "
         "random arrivals (M/D/1, one prompt's prefill a service, busy c P / (osl x TPOT) of the time), and a share of "
         "the wave fitted per engine, 0 to 1 (the estimate's); each engine's fixed cost before a first token fitted "
-        "with it on the agg points' relative TTFT errors. A prompt's prefill P is its FLOPs over the realized peak "
+        "with it on the log of the agg points' estimate over measured TTFT. A prompt's prefill P is its FLOPs over the realized peak "
         "and, where the engine runs the batch's decodes beside prompt chunks under one token budget a step (vLLM, "
         "TensorRT-LLM: 8,192 tokens by default, an assumption), the decode step of each of the isl / (budget - "
         "running) steps its chunks ride, and no less than the weights its tokens touch over the realized bandwidth; "

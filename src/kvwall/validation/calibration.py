@@ -6,8 +6,9 @@ of 0 to 50 ms, realized fractions of the datasheet bandwidth and peak of 1% to 1
 0 to 50 us, a cost per layer and one per sequence of each step of 0 to 1 ms, and an extra time per weight byte of fp8
 and of fp4 GEMMs of 0 to 4 times bf16's. The fitted constants are rounded to
 SIGNIFICANT_DIGITS before any use. The fixed cost before a first token (0 to 5 s) and the share of the prefill wave
-a request waits for (0 to 1) are then fitted, the same way, on the relative TTFT errors of the agg points
-(kvwall.model.first_token_estimate at the rounded rates); a value within AT_BOUND of its range from a bound is that
+a request waits for (0 to 1) are then fitted on the agg points' TTFT (kvwall.model.first_token_estimate at the
+rounded rates), on ln(estimate / measured): a TTFT spans a tenth of a second to minutes and is off by factors, where
+a relative error bounded at -1 below and not above would pull the estimate under the measurements; a value within AT_BOUND of its range from a bound is that
 bound. The 95% intervals (1.96 standard errors from the Jacobian at the optimum, J^T J scaled by the residual
 variance) are rounded to two digits. Every job runs OpenBLAS on one set of kernels and one thread (kvwall.numerics),
 so the fit's bits do not follow the CPU either.
@@ -131,7 +132,7 @@ def first_token_terms(points: pd.DataFrame, constants: EngineConstants, tokens: 
 
 def fit_first_token(alone: np.ndarray, wave: np.ndarray, ttft: np.ndarray,
                     share: float | None = None) -> tuple[dict[str, float], dict[str, float]]:
-    """The constants of EngineConstants.FIRST_TOKEN_NAMES fitted on the relative errors of TTFT = t0 + ``alone`` + w
+    """The constants of EngineConstants.FIRST_TOKEN_NAMES fitted on ln(TTFT / ``ttft``), TTFT = t0 + ``alone`` + w
     ``wave`` against the measured ``ttft`` (s), w held at ``share`` where given: each settled, and its rounded
     half-interval (0 for a held one)."""
     names = [name for name in EngineConstants.FIRST_TOKEN_NAMES if share is None or name != "wave_share"]
@@ -139,7 +140,7 @@ def fit_first_token(alone: np.ndarray, wave: np.ndarray, ttft: np.ndarray,
 
     def residuals(x):
         w = x[1] if share is None else share
-        return (x[0] + alone + w * wave) / ttft - 1.0
+        return np.log((x[0] + alone + w * wave) / ttft)
 
     from scipy.optimize import least_squares  # here: the jobs that only price with fitted constants skip its import
 
