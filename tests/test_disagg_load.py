@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from docs_pages import words
-from kvwall.inputs.deployment import Deployment
+from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.model.first_token import first_token_bound
 from kvwall.model.workloads import prefill_flops
 from kvwall.units import MS
@@ -41,7 +41,8 @@ def test_the_prefill_pools_load_and_the_kv_transfer_by_hand(catalog):
                          "prefill_attention_dp_size": [1], "prefill_moe_tp_size": [None], "prefill_moe_ep_size": [None],
                          "prefill_num_workers": [3], "decode_num_workers": [2], "silicon_ttft_ms": [500.0],
                          "silicon_tpot_ms": [10.0]}, index=points.index)
-    load = disagg_load(points, rows, catalog.models, catalog.devices, "fp8").set_index("backend")
+    load = disagg_load(points, rows, catalog.models, catalog.devices, load_serving_inputs(catalog),
+                       "fp8").set_index("backend")
     assert list(load.index) == ["vllm", ALL]
     row = load.loc["vllm"]
     # 32 clients back every 0.5 + 1,000 x 0.01 = 10.5 s: 3.048 prompts a second, each its prefill FLOPs over six GPUs

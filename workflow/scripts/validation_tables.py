@@ -25,9 +25,10 @@ from kvwall.validation.versions import version_spread
 *outputs, view_path, validated = sys.argv[1:]
 catalog = load_view(view_path).catalog
 rows, vmap, result = load_validation(validated)
+serving = load_serving_inputs(catalog)
 fold_fits = {}  # the grouped cross-validation's constants, which the held-out claim prices with again
 calibrations, predicted, summary = assess(result.understood, rows, vmap.tokens_per_step,
-                                          load_serving_inputs(catalog).collective_latency, vmap.offset_pseudo_count,
+                                          serving.collective_latency, vmap.offset_pseudo_count,
                                           vmap.families, fold_fits)
 held_out = held_out_speedups(result.pairs, result.understood, measured_times(result.understood, rows), vmap.tokens_per_step,
                              fold_fits)
@@ -46,7 +47,7 @@ built = {
     "derived/serving_repeatability": tables.repeatability(repeatability(result.understood, rows)),
     "derived/serving_version_spread": tables.version_spread(version_spread(result.understood, rows, catalog.models)),
     "derived/serving_disagg_load": tables.disagg_load(
-        disagg_load(result.understood, rows, catalog.models, catalog.devices, vmap.kv_format)),
+        disagg_load(result.understood, rows, catalog.models, catalog.devices, serving, vmap.kv_format)),
     "derived/serving_cost_shares": tables.cost_shares(
         cost_shares(result.understood, rows.loc[result.understood.index, "silicon_tpot_ms"], calibrations,
                     vmap.tokens_per_step)),

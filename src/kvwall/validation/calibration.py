@@ -8,8 +8,8 @@ and of fp4 GEMMs of 0 to 4 times bf16's. The fitted constants are rounded to
 SIGNIFICANT_DIGITS before any use. The fixed cost before a first token (0 to 5 s) and the share of the prefill wave
 a request waits for (0 to 1) are then fitted on the agg points' TTFT (kvwall.model.first_token_estimate at the
 rounded rates), on ln(estimate / measured): a TTFT spans a tenth of a second to minutes and is off by factors, where
-a relative error bounded at -1 below and not above would pull the estimate under the measurements; a value within AT_BOUND of its range from a bound is that
-bound. The 95% intervals (1.96 standard errors from the Jacobian at the optimum, J^T J scaled by the residual
+a relative error bounded at -1 below and not above would pull the estimate under the measurements. A value within
+AT_BOUND of its range from a bound is that bound. The 95% intervals (1.96 standard errors from the Jacobian at the optimum, J^T J scaled by the residual
 variance) are rounded to two digits. Every job runs OpenBLAS on one set of kernels and one thread (kvwall.numerics),
 so the fit's bits do not follow the CPU either.
 """

@@ -27,7 +27,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from kvwall.inputs.deployment import collective_link
+from kvwall.inputs.deployment import ServingInputs
 from kvwall.model.footprint import kv_bytes
 from kvwall.model.workloads import prefill_flops
 from kvwall.units import MS, dtype_bytes
@@ -37,17 +37,17 @@ from kvwall.validation.layout import prefill_engines
 ALL = "all"
 
 
-def _transfer_rate(device) -> float:
+def _transfer_rate(device, serving: ServingInputs) -> float:
     """One GPU's slowest link to another worker: its scale-out rate, else its scale-up rate one way."""
-    if device.fabric is not None and device.fabric.scale_out is not None:
-        return device.fabric.scale_out
-    return collective_link(device, "").bandwidth
+    link = serving.link_of(device)
+    return link.fabric.scale_out if link.fabric is not None and link.fabric.scale_out else link.bandwidth
 
 
-def disagg_load(points: pd.DataFrame, rows: pd.DataFrame, models: Mapping, devices: Mapping,
+def disagg_load(points: pd.DataFrame, rows: pd.DataFrame, models: Mapping, devices: Mapping, serving: ServingInputs,
                 kv_format: str) -> pd.DataFrame:
     """The module's table over the disagg points of ``points`` (understood points of ``rows``,
-    kvwall.validation.points); ``models`` and ``devices`` the catalogue's, ``kv_format`` the counted KV format."""
+    kvwall.validation.points); ``models`` and ``devices`` the catalogue's, ``serving`` its serving inputs (the
+    devices' links), ``kv_format`` the counted KV format."""
     disagg = points[points["mode"] == "disagg"]
     if disagg.empty:
         return pd.DataFrame()
@@ -60,7 +60,7 @@ def disagg_load(points: pd.DataFrame, rows: pd.DataFrame, models: Mapping, devic
     isl, peak = disagg["isl"].to_numpy(dtype=float), disagg["peak_flops"].to_numpy(dtype=float)
     flops = np.array([float(prefill_flops(models[m], n)) for m, n in zip(disagg["model"], isl)])
     stored = np.array([float(kv_bytes(models[m], n, dtype_bytes(kv_format))) for m, n in zip(disagg["model"], isl)])
-    link = disagg["device"].map(lambda d: _transfer_rate(devices[d])).to_numpy(dtype=float)
+    link = disagg["device"].map(lambda d: _transfer_rate(devices[d], serving)).to_numpy(dtype=float)
     frame = pd.DataFrame({
         "backend": disagg["backend"].to_numpy(), "ttft": ttft,
         "alone": disagg["replica_prefill_flops"].to_numpy(dtype=float) / peak,
