@@ -1,8 +1,6 @@
 """The decode steps one prompt's chunks ride in an agg engine at its token budget per step (kvwall.model.prompt_steps,
-config/assumptions.yaml): each engine's default by hand, and a bad budget named in one line."""
-
-import shutil
-from pathlib import Path
+config/assumptions.yaml): each engine's default by hand (a bad budget stops the load in one line:
+tests/test_serving_by_hand.py)."""
 
 import numpy as np
 import pytest
@@ -11,8 +9,6 @@ from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.inputs.engines import PromptBudget
 from kvwall.model.engine_memory import sglang_chunked_prefill_size
 from kvwall.model.prompt_steps import budget_tokens, prompt_steps
-
-CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 
 def test_each_engines_budget_is_its_default(catalog):
@@ -41,27 +37,3 @@ def test_a_prompt_rides_isl_over_the_budget_the_decodes_leave_by_hand(catalog):
     steps = prompt_steps(mixed, h200, 4096.0, np.arange(1.0, 8000.0, 97.0))
     assert (np.diff(steps) > 0).all()
 
-
-@pytest.mark.parametrize("old, new, key, reason", [
-    ("  vllm_max_num_batched_tokens:\n    value: 8192\n", "  vllm_max_num_batched_tokens:\n    value: 0\n",
-     "assumptions.vllm_max_num_batched_tokens.value", "must be > 0 (got 0)"),
-    ("  trtllm_max_num_tokens:\n    value: 8192\n", "  trtllm_max_num_tokens:\n    value: auto\n",
-     "assumptions.trtllm_max_num_tokens.value", "must be of type integer"),
-    ("  trtllm_max_num_tokens:\n    value: 8192\n", "  trtllm_max_num_tokens:\n    value: 8192.5\n",
-     "assumptions.trtllm_max_num_tokens.value", "must be of type integer"),
-    ("  sglang_chunked_prefill_size:\n    value: auto\n", "  sglang_chunked_prefill_size:\n    value: -4096\n",
-     "assumptions.sglang_chunked_prefill_size.value", "must be > 0 (got -4096)"),
-])
-def test_a_bad_budget_stops_with_one_line(tmp_path, old, new, key, reason):
-    from kvwall.inputs.errors import SpecError
-    from kvwall.inputs.loader import load_catalog
-
-    config = tmp_path / "config"
-    shutil.copytree(CONFIG, config)
-    assumptions = config / "assumptions.yaml"
-    text = assumptions.read_text()
-    assert old in text
-    assumptions.write_text(text.replace(old, new))
-    with pytest.raises(SpecError) as error:
-        load_catalog(config)
-    assert (error.value.file, error.value.key) == (str(assumptions), key) and reason in error.value.reason

@@ -477,6 +477,15 @@ def test_a_memory_rule_of_the_whole_free_memory_is_the_papers_capacity(catalog, 
      "assumptions.vllm_gpu_memory_utilization.value", ""),
     ("  trtllm_free_gpu_memory_fraction:\n    value: 0.9\n", "  trtllm_free_gpu_memory_fraction:\n    value: 1.5\n",
      "assumptions.trtllm_free_gpu_memory_fraction.value", "greater than the maximum of 1"),
+    # the token budgets per step (kvwall.model.prompt_steps): a positive whole number, auto for SGLang's alone
+    ("  vllm_max_num_batched_tokens:\n    value: 8192\n", "  vllm_max_num_batched_tokens:\n    value: 0\n",
+     "assumptions.vllm_max_num_batched_tokens.value", "must be > 0 (got 0)"),
+    ("  trtllm_max_num_tokens:\n    value: 8192\n", "  trtllm_max_num_tokens:\n    value: auto\n",
+     "assumptions.trtllm_max_num_tokens.value", "must be of type integer"),
+    ("  trtllm_max_num_tokens:\n    value: 8192\n", "  trtllm_max_num_tokens:\n    value: 8192.5\n",
+     "assumptions.trtllm_max_num_tokens.value", "must be of type integer"),
+    ("  sglang_chunked_prefill_size:\n    value: auto\n", "  sglang_chunked_prefill_size:\n    value: -4096\n",
+     "assumptions.sglang_chunked_prefill_size.value", "must be > 0 (got -4096)"),
 ])
 def test_a_bad_engine_assumption_stops_with_one_line(tmp_path, old, new, key, reason):
     import shutil
