@@ -17,9 +17,9 @@ read their weights slower per byte than bf16's, their scales and dequantization 
 GEMMs' weights at 0.84 of bf16's rate per byte, tests/fixtures/h200-measurements/weights_fp8.csv); x_8 and x_4 are
 fitted per engine (tables/derived/serving_transfer). The fixed cost is what a step spends whatever it reads and
 computes: once per step, once per layer it runs (its kernels' launches and synchronisations: its stage's ceil(L /
-PP) layers once per microbatch, as it reads their weights, so that idle x L_step is PP ceil(L / PP), L where PP divides it) and once
-per sequence of an attention-DP rank (its scheduling and sampling); the last two carry over to a model no fit
-saw (tables/derived/serving_transfer). The all-to-all waits for the busiest EP rank, which costs twice: X, the
+PP) layers once per microbatch, as it reads their weights, so that idle x L_step is PP ceil(L / PP), L where PP
+divides it) and once per sequence of an attention-DP rank (its scheduling and sampling); the last two carry over to
+a model no fit saw (tables/derived/serving_transfer). The all-to-all waits for the busiest EP rank, which costs twice: X, the
 routed-expert bytes it reads beyond the average rank's (kvwall.model.expert_imbalance; W is the average rank's), and
 the extra tokens it receives, load being the routed assignments per EP rank (their expected maximum over E ranks is
 load + sqrt(2 load ln E), a Gaussian maximum); without EP both are 0. F_pre is the prefill FLOPs of isl

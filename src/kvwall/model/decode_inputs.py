@@ -2,11 +2,12 @@
 kvwall.model.first_token_estimate) read of a deployment at a batch, per GPU of its engine: the step's bytes and FLOPs
 (kvwall.model.step_time), the dense peak, the PP stages over microbatches, the collectives' bytes over their links
 (s) and their messages, the routed-expert bytes the busiest EP rank reads beyond the average rank's
-(kvwall.model.expert_imbalance), the EP dispatch and combine (s) with the routed assignments per EP rank, one prefill of isl
-tokens over the engine (FLOPs per GPU, and its collectives' bytes over their links, s) and over a replica (FLOPs per
-GPU, kvwall.model.first_token), the weight bytes per GPU a forward of those isl tokens reads (every routed expert
-they touch, kvwall.model.sharding.step_weight_bytes_per_device), the layers one GPU runs in a step (its stage's, once per microbatch, as it reads its
-weights), the sequences of an attention-DP rank, and whether its GEMMs run in fp8 or in fp4 (1 or 0 each). A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read
+(kvwall.model.expert_imbalance), the EP dispatch and combine (s) with the routed assignments per EP rank, one
+prefill of isl tokens over the engine (FLOPs per GPU, and its collectives' bytes over their links, s) and over a
+replica (FLOPs per GPU, kvwall.model.first_token), the weight bytes per GPU a forward of those isl tokens reads (every
+routed expert they touch, kvwall.model.sharding.step_weight_bytes_per_device), the layers one GPU runs in a step (its
+stage's, once per microbatch, as it reads its weights), the sequences of an attention-DP rank, and whether its GEMMs
+run in fp8 or in fp4 (1 or 0 each). A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read
 them from this one function; the stored over counted KV bytes, the engine's own, is the caller's.
 """
 

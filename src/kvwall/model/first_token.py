@@ -14,8 +14,7 @@ from numpy.typing import ArrayLike
 
 from kvwall.inputs.deployment import Deployment
 from kvwall.inputs.specs import Model
-from kvwall.model.params import published_routed_params
-from kvwall.model.roofline import active_params_per_token
+from kvwall.model.roofline import active_params_per_token, routed_active_params
 from kvwall.model.sharding import computed_params_per_token, resident_weight_bytes_per_device
 from kvwall.model.workloads import prefill_flops
 
@@ -25,6 +24,6 @@ def first_token_bound(model: Model, d: Deployment, prompt: ArrayLike, bandwidth:
     n = np.asarray(prompt, dtype=float)
     replica = d.tensor_parallel * d.pipeline_parallel
     flops = prefill_flops(model, n) - 2.0 * (active_params_per_token(model) - computed_params_per_token(model)) * n
-    routed = 2.0 * (active_params_per_token(model) - (model.params_nominal - published_routed_params(model))) * n
+    routed = 2.0 * routed_active_params(model) * n
     compute = (flops - routed) / (replica * peak_flops) + routed / (replica * d.data_parallel * peak_flops)
     return np.maximum(compute, resident_weight_bytes_per_device(model, d) / bandwidth)

@@ -7,16 +7,17 @@ lengths and chunked prefills shift them, so a request waits for a share w of tha
 1: 1 for a wave, 0 for requests that never meet). Each prefill costs its FLOPs per GPU of the engine F_pre over f P,
 but no less than the weight bytes W_pre per GPU its tokens touch (every routed expert of an MoE model, for a prompt
 of any length) over h beta, the rate the decode step reads bf16 weights at: a prompt that arrives alone is a prefill
-batch of its own, and its GEMMs, with many tokens each, run at their FLOPs past that. In an engine whose
-steps run the batch's decodes beside prompt chunks under one token budget it also pays the decode step S of each of
-the n steps its chunks ride (kvwall.model.prompt_steps: n = isl / (B - running), 0 where prompts run apart). A
+batch of its own, and its GEMMs, with many tokens each, run at their FLOPs past that. In an engine whose steps run
+the batch's decodes beside prompt chunks under one token budget it also pays the decode step S of each of the n
+steps its chunks ride (kvwall.model.prompt_steps: n = isl / (B - running), 0 where prompts run apart). A
 disaggregated request's prefill runs alone on a replica of its prefill workers, its FLOPs per GPU of the replica
 (kvwall.model.first_token) over f P, at least its weights read: the prefill pool's load does not set it
 (tables/derived/serving_disagg_load). Both add the fixed cost t0 before a first token (scheduling, tokenization, the
 first decode step, the response). In agg mode a request in flight beyond the batch that runs (the capacity
-crossover: fewer sequences fit than are in flight) first waits for a running one to end. The benchmark's clients are a closed loop, so in flight - running requests wait while slots free at running /
-(osl x TPOT) a second (each running request ends after osl steps), and by Little's law a request waits (in flight -
-running) / running x osl x TPOT, TPOT the decode step S of kvwall.model.decode_costs over the tokens a step emits:
+crossover: fewer sequences fit than are in flight) first waits for a running one to end. The benchmark's clients are
+a closed loop, so in flight - running requests wait while slots free at running / (osl x TPOT) a second (each
+running request ends after osl steps), and by Little's law a request waits (in flight - running) / running x osl x
+TPOT, TPOT the decode step S of kvwall.model.decode_costs over the tokens a step emits:
 
     P_one = max(F_pre / (f P), W_pre / (h beta))
     TTFT  = t0 + wait + (1 + w (running - 1) / 2) x (P_one + n S)                  agg
@@ -38,9 +39,8 @@ def _waiting(points: pd.DataFrame) -> np.ndarray:
     """Requests in flight beyond the batch that runs, per agg point (0 in disagg mode or without the column)."""
     if "in_flight" not in points:
         return np.zeros(len(points))
-    return np.where((points["mode"] == "agg").to_numpy(),
-                    np.maximum(points["in_flight"].to_numpy(dtype=float) - points["running_batch"].to_numpy(dtype=float), 0.0),
-                    0.0)
+    beyond = points["in_flight"].to_numpy(dtype=float) - points["running_batch"].to_numpy(dtype=float)
+    return np.where((points["mode"] == "agg").to_numpy(), np.maximum(beyond, 0.0), 0.0)
 
 
 def _capacity_wait(points: pd.DataFrame, waiting: np.ndarray, step: np.ndarray, tokens: float) -> np.ndarray:

@@ -69,6 +69,12 @@ def active_params_per_token(model: Model) -> float:
     return model.params_nominal - routed + routed * model.moe.experts_per_token / model.moe.routed_experts
 
 
+def routed_active_params(model: Model) -> float:
+    """Of active_params_per_token, the routed experts' k of E (0 for a dense model): what a token multiplies through
+    on the experts' ranks rather than its own."""
+    return active_params_per_token(model) - (model.params_nominal - published_routed_params(model))
+
+
 def step_kv_bytes(model: Model, context: ArrayLike, batch: ArrayLike, kv_bytes_per_element: ArrayLike) -> np.ndarray:
     """KV bytes read per decode step: b * 2 L n_kv d_h s w_kv, one read of every cached byte (SoK section 3.1, Table 8)."""
     return kv_bytes(model, context, kv_bytes_per_element, batch)

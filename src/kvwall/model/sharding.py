@@ -28,8 +28,8 @@ from kvwall.inputs.specs import (ATTENTION, CHUNKED, DENSE_MLP, EMBEDDING, EXPER
                                  SHARED_EXPERTS, WINDOW, FullAttention, LatentAttention, Model)
 from kvwall.model.expert_imbalance import busiest_rank_touched_fraction
 from kvwall.model.footprint import context_holding, kv_bytes
-from kvwall.model.params import published_routed_params, weight_part_params
-from kvwall.model.roofline import active_params_per_token, experts_touched_fraction, step_flops
+from kvwall.model.params import weight_part_params
+from kvwall.model.roofline import active_params_per_token, experts_touched_fraction, routed_active_params, step_flops
 from kvwall.units import dtype_bytes
 
 
@@ -211,7 +211,7 @@ def step_flops_per_device(model: Model, d: Deployment, context: ArrayLike, batch
     sequences = sequences_per_replica(b, d.data_parallel)
     stage, tp = layer_share(model, d.pipeline_parallel), d.tensor_parallel
     gathered = 0.0 if model.tied_embeddings else 2.0 * model.vocab_size * model.hidden_size
-    routed_active = active_params_per_token(model) - (model.params_nominal - published_routed_params(model))
+    routed_active = routed_active_params(model)
     replica = (step_flops(model, context, sequences) - gathered * sequences) * stage / tp
     if d.data_parallel == 1 or routed_active == 0.0:  # every device of the stage runs the same tokens
         return replica

@@ -92,12 +92,9 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     for key, group in points[points["reason"].isna()].groupby(keys, sort=False):
         model_id, device_id, weight_format, devices, tp, pp, dp, ep = key
         model, device = catalog.models[model_id], catalog.devices[device_id]
-        # Under attention DP the routed experts span every GPU of the engine whatever their MoE-TP x EP split (the same
-        # expert weights per GPU); kvwall.inputs.deployment models that as EP over all of them.
-        experts = int(tp) * int(dp) if model.moe is not None and dp > 1 else int(ep)
         at = points.index.get_indexer(group.index)
         try:
-            deployment = checked_deployment(model, Deployment(int(devices), int(tp), int(pp), experts, int(dp), weight_format, vmap.kv_format))
+            deployment = _deployment(model, devices, tp, pp, dp, ep, weight_format, vmap)
         except DeploymentError as error:
             columns["reason"][at] = f"a layout that does not divide: {error.reason}"
             continue
@@ -115,6 +112,15 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     return points
 
 
+def _deployment(model, devices, tp, pp, dp, ep, weight_format: str, vmap: ValidationMap) -> Deployment:
+    """The checked deployment of an engine's layout (kvwall.validation.layout), DeploymentError where it does not
+    divide. Under attention DP the routed experts span every GPU of the engine whatever their MoE-TP x EP split (the
+    same expert weights per GPU); kvwall.inputs.deployment models that as EP over all of them."""
+    experts = int(tp) * int(dp) if model.moe is not None and dp > 1 else int(ep)
+    return checked_deployment(model, Deployment(int(devices), int(tp), int(pp), experts, int(dp), weight_format,
+                                                 vmap.kv_format))
+
+
 def _price_on_prefill_workers(disagg: pd.DataFrame, prefill: pd.DataFrame, columns: dict[str, np.ndarray],
                               catalog: Catalog, vmap: ValidationMap) -> None:
     """A disagg row's prompt runs on a replica of its prefill workers (kvwall.validation.layout.prefill_engines): its
@@ -124,11 +130,9 @@ def _price_on_prefill_workers(disagg: pd.DataFrame, prefill: pd.DataFrame, colum
     for key, group in disagg.assign(**keys).groupby(["model", "device", "weight_format", "devices", *LAYOUT], sort=False):
         model_id, device_id, weight_format, devices, tp, pp, dp, _, ep = key
         model, device = catalog.models[model_id], catalog.devices[device_id]
-        experts = int(tp) * int(dp) if model.moe is not None and dp > 1 else int(ep)
         at = prefill.index.get_indexer(group.index)
         try:
-            deployment = checked_deployment(model, Deployment(int(devices), int(tp), int(pp), experts, int(dp),
-                                                              weight_format, vmap.kv_format))
+            deployment = _deployment(model, devices, tp, pp, dp, ep, weight_format, vmap)
         except DeploymentError as error:
             columns["reason"][at] = f"the prefill workers' layout does not divide: {error.reason}"
             continue
