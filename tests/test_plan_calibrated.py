@@ -172,6 +172,25 @@ def test_the_command_states_the_calibrated_answer_and_the_datasheet_beside_it(ca
     assert all(p["tpot_ms"] <= 30 for p in calibrated["best"])
 
 
+def test_a_model_released_as_a_config_json_is_planned_as_a_model_never_measured(root, capsys):
+    # Llama-3.1-8B's published config.json: the same shapes as the catalogue's llama-3.1-8b, but read as a model of
+    # its own, so it gets no offset and the band of a model left out of every fit
+    config = root / "tests" / "fixtures" / "hf-configs" / "meta-llama--Meta-Llama-3.1-8B_config.json"
+    argv = ["--device", "h200-sxm", "--gpus", "2", "--isl", "1024", "--osl", "1024", "--tpot-max", "30",
+            "--engine", "trtllm", "--json"]
+    assert main(["plan", "--hf-config", str(config), *argv]) == 0
+    new = json.loads(capsys.readouterr().out)
+    assert main(["plan", "--model", "meta-llama/Llama-3.1-8B", *argv]) == 0
+    measured = json.loads(capsys.readouterr().out)
+    assert (new["model"], measured["model"]) == ("llama-3.1-8b.hf", "llama-3.1-8b")
+    assert new["calibration"]["held_out_agg"] == "leave one model out, with offsets"
+    assert measured["calibration"]["held_out_agg"] == "grouped 5-fold, with offsets"
+    assert all(row["offsets"]["tpot"]["factor"] == 1.0 for row in new["best"])
+    assert new["best"][0]["tpot_ms"] <= 30 and new["best"][0]["layout"] == measured["best"][0]["layout"]
+    assert main(["plan", *argv]) == 2
+    assert capsys.readouterr().err.strip() == "kvwall: give --model ID or --hf-config PATH"
+
+
 def test_the_calibrated_costs_by_hand_sum_to_the_tpot(catalog):
     model, device = catalog.models["llama-3-8b"], catalog.devices["h200-sxm"]
     serving = load_serving_inputs(catalog)

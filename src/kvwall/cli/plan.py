@@ -20,7 +20,7 @@ from typing import Callable
 
 from kvwall.cli import request
 from kvwall.cli.calibrated import at_bound_json, at_bound_line
-from kvwall.cli.options import common, engine_option, format_option
+from kvwall.cli.options import common, engine_option, format_option, model_option
 from kvwall.inputs.catalog import Catalog
 from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.specs import Device, Model
@@ -441,7 +441,7 @@ def register(subparsers) -> None:
         "--engine, TPOT and TTFT are that engine's calibrated estimate (the constants and held-out error band of the "
         "validation tables, tables/derived/serving_engine_constants and serving_estimate_error), the datasheet "
         "estimate's answer beside it.")
-    p.add_argument("--model", required=True, help="model id of config/models.yaml")
+    model_option(p)
     p.add_argument("--device", required=True, help="device id of config/devices.yaml")
     p.add_argument("--gpus", type=_positive("--gpus", int), required=True, metavar="N",
                    help=f"devices the deployment may use, at most {MAX_PLAN_DEVICES}; every count from 1 to N is searched")
