@@ -406,6 +406,7 @@ def repeatability(summary: dict[str, float]) -> Table:
 
 
 _VERSION_SPREAD = (
+    Column("quantity", "Quantity"),
     Column("versions", "Engine versions"),
     Column("checkpoints", "Models"),
     Column("configurations", "Configurations", "derived", "int", "count"),
@@ -414,20 +415,21 @@ _VERSION_SPREAD = (
 )
 
 
-@keyed("versions", "checkpoints")
+@keyed("quantity", "versions", "checkpoints")
 def version_spread(spread: pd.DataFrame) -> Table:
-    """How far one configuration's measured TPOT moves with the engine version and the checkpoint
+    """How far one configuration's measured TPOT and TTFT move with the engine version and the checkpoint
     (kvwall.validation.versions)."""
-    frame = _rounded(spread, [c.name for c in _VERSION_SPREAD[4:]])
+    frame = _rounded(spread, [c.name for c in _VERSION_SPREAD[5:]])
     return Table(
         id="serving_version_spread",
-        title="How far an engine version and a checkpoint move one deployment's TPOT",
+        title="How far an engine version and a checkpoint move one deployment's TPOT and TTFT",
         caption="The ordered pairs of two measurements of one agg configuration (a deployment at one concurrency, "
         "as serving_repeatability's, with a model taken as its shapes: DeepSeek-V3 and DeepSeek-R1 are one), split "
         "by their engine versions (the same, two, or one not recorded) and their models (one, or two of the same "
-        "shapes), with their ratio of measured TPOT: the median distance from 1, the shares within 10% and 20%, and "
-        "the 10th and 90th percentiles. A model never measured comes with a checkpoint and an engine version of "
-        "its own, which no constant fitted on the other models knows (serving_transfer).",
+        "shapes), with their ratio of measured TPOT, then of measured TTFT: the median distance from 1, the shares "
+        "within 10% and 20%, and the 10th and 90th percentiles. A model never measured comes with a checkpoint and an "
+        "engine version of its own, which no constant fitted on the other models knows (serving_transfer, "
+        "serving_ttft_forms).",
         columns=_VERSION_SPREAD,
         rows=records(frame, _VERSION_SPREAD),
         sources=(MEASUREMENTS_SOURCE,),
