@@ -1,6 +1,7 @@
 """The calibrated estimate where users ask for it: constants and held-out error read back from the tables, a point
 priced by hand with them and at datasheet rates, `kvwall regime --engine` and the columns of `kvwall validate`."""
 
+from dataclasses import replace
 import math
 import re
 
@@ -21,7 +22,7 @@ def _tables(folder):
     rows = [("fixed_step", 2.0, "ms"), ("hbm_fraction", 0.5, "ratio"), ("flop_fraction", 0.5, "ratio"),
             ("collective_latency", 20.0, "us"), ("layer_step", 10.0, "us"), ("sequence_step", 5.0, "us"),
             ("first_token_fixed", 100.0, "ms"), ("wave_share", 1.0, "ratio"), ("fp8_weight_extra", 0.25, "ratio"),
-            ("fp4_weight_extra", 0.5, "ratio")]
+            ("fp4_weight_extra", 0.5, "ratio"), ("half_rate_columns", 40.0, "columns")]
     pd.DataFrame([{"backend": "vllm", "constant": c, "value": v, "half_interval": 0.1, "unit": u, "lower": 0,
                    "upper": 1, "at_bound": "no", "points": 500} for c, v, u in rows]).to_csv(
         derived / "serving_engine_constants.csv", index=False)
@@ -37,7 +38,7 @@ def _tables(folder):
 def test_the_constants_are_read_back_in_base_units_with_their_held_out_error(tmp_path):
     found = read_calibrated(_tables(tmp_path), "vllm")
     assert found.constants == EngineConstants(2e-3, 0.5, 0.5, 20e-6, 0.1, layer_step=10e-6, sequence_step=5e-6,
-                                              fp8_weight_extra=0.25, fp4_weight_extra=0.5)
+                                              fp8_weight_extra=0.25, fp4_weight_extra=0.5, half_rate_columns=40.0)
     assert found.points == 500
     assert (found.tpot_error["agg"].median, found.tpot_error["agg"].mean) == (0.17, 0.22)
     assert (found.tpot_error["agg"].low, found.tpot_error["agg"].high) == (0.83, 1.22)
@@ -45,6 +46,11 @@ def test_the_constants_are_read_back_in_base_units_with_their_held_out_error(tmp
     assert found.tpot_error["agg"].scheme == "grouped 5-fold" and found.ttft_error["agg"].median == 0.45
     with pytest.raises(NotCalibrated, match="sglang: no fitted constants"):
         read_calibrated(tmp_path, "sglang")
+    # a table an older checkout built, without a constant this one prices with, is refused, naming it
+    table = tmp_path / "derived" / "serving_engine_constants.csv"
+    pd.read_csv(table).query("constant != 'half_rate_columns'").to_csv(table, index=False)
+    with pytest.raises(NotCalibrated, match="^vllm: .*serving_engine_constants.csv holds no half_rate_columns: rebuild"):
+        read_calibrated(tmp_path, "vllm")
     with pytest.raises(NotCalibrated, match="not found"):
         read_calibrated(tmp_path / "elsewhere", "vllm")
 
@@ -56,7 +62,7 @@ def _point(**changes):
              "imbalance_read_per_device": 0.0, "running_batch": 100.0, "prefill_flops_per_device": 5e13,
              "prefill_collectives_s": 0.0, "replica_prefill_flops": 5e13, "collective_bytes_s": 0.0,
              "collective_messages": 0.0, "layers_per_step": 40.0, "sequences_per_rank": 100.0, "prompt_steps": 0.0,
-             "fp8_gemms": 0.0, "fp4_gemms": 0.0, "prefill_weight_read": 0.0, "reason": None}
+             "fp8_gemms": 0.0, "fp4_gemms": 0.0, "gemm_columns": 2000.0, "prefill_weight_read": 0.0, "reason": None}
     return pd.DataFrame([{**point, **changes}])
 
 
@@ -79,6 +85,10 @@ def test_a_point_priced_by_hand_with_the_constants_and_at_datasheet_rates():
     # 0.1 s of FLOPs: 0.1 s + 50.5 x 0.15 s = 7.675 s
     heavy = estimate(_point(prefill_weight_read=150e9), constants, latency=5e-6, tokens=1.0)[0]
     assert heavy.ttft == pytest.approx(7.675)
+    # MLP GEMMs of 2,000 columns a GPU, whose weights stream at half their rate at 500 columns: they read at
+    # 1 / (1 + 500 / 2000) of it, 4 x 1.25 = 5 ms, and the step takes 1 ms longer
+    narrow = estimate(_point(), replace(constants, half_rate_columns=500.0), latency=5e-6, tokens=1.0)[0]
+    assert narrow.costs["weights"] == pytest.approx(5e-3) and narrow.tpot == pytest.approx(18.9e-3)
 
 
 def test_the_calibrated_columns_leave_refused_rows_and_engines_without_constants_empty():
@@ -202,7 +212,7 @@ def test_a_model_the_offsets_do_not_hold_is_priced_with_the_constants_alone():
         points[name] = 0.0
     points = points.assign(pipeline_idle=1.0, hbm_bandwidth=4.8e12, peak_flops=1e15, weight_read_per_device=4.8e9,
                            kv_read_per_device=0.0, stored_kv_ratio=1.0, osl=1000.0, imbalance_read_per_device=0.0,
-                           expert_ranks=1.0, dispatch_load=0.0)
+                           expert_ranks=1.0, dispatch_load=0.0, gemm_columns=14336.0)
     constants = EngineConstants(0.0, 0.5, 0.5, 0.0, 0.0)
     # the offsets hold llama-3.1-8b only: one point measured at e^0.4 its estimate, shrunk by 1 / (1 + 3)
     lookup = fitted_offsets(point_keys(points.iloc[:1]), {"TPOT": pd.Series([0.4]), "TTFT": pd.Series([0.4])},

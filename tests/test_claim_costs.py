@@ -23,7 +23,7 @@ def _point(**values) -> dict:
             "expert_ranks": 4.0, "dispatch_load": 2 * math.log(4.0), "dispatch_s": 0.5 * MS,
             "collective_bytes_s": 3 * MS, "collective_messages": 100.0, "prefill_flops_per_device": 1e13,
             "prefill_collectives_s": 10 * MS, "layers_per_step": 32.0, "sequences_per_rank": 100.0, "fp8_gemms": 1.0,
-            "fp4_gemms": 0.0, **values}
+            "fp4_gemms": 0.0, "gemm_columns": 2048.0, **values}
 
 
 def _pair(wide: dict, narrow: dict) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -226,18 +226,19 @@ def _synthetic(n=200, seed=1):
     })
     formats = rng.choice(3, n)  # bf16, fp8 or fp4 GEMMs
     return frame.assign(fp8_gemms=(formats == 1).astype(float), fp4_gemms=(formats == 2).astype(float),
-                        prefill_weight_read=rng.uniform(1e9, 80e9, n))
+                        prefill_weight_read=rng.uniform(1e9, 80e9, n),
+                        gemm_columns=rng.choice([128.0, 256.0, 1536.0, 3584.0, 14336.0], n))
 
 
 def test_a_fit_recovers_known_constants():
     known = EngineConstants(fixed_step=2e-3, hbm_fraction=0.75, flop_fraction=0.4, collective_latency=25e-6,
                             first_token_fixed=0.15, layer_step=30e-6, sequence_step=5e-6, wave_share=0.3,
-                            fp8_weight_extra=0.3, fp4_weight_extra=0.45)
+                            fp8_weight_extra=0.3, fp4_weight_extra=0.45, half_rate_columns=64.0)
     synthetic = _synthetic()
     fitted = calibrate(synthetic, decode_step(synthetic, known), 1, "synthetic", first_token_estimate(synthetic, known, 1.0))
     assert fitted.constants == known  # to the three significant digits kept
     assert fitted.points == 200 and fitted.first_token_points == (synthetic["mode"] == "agg").sum()
-    assert all(h >= 0 for h in fitted.half_interval) and len(fitted.half_interval) == 10
+    assert all(h >= 0 for h in fitted.half_interval) and len(fitted.half_interval) == 11
 
 
 def test_fitted_constants_keep_three_significant_digits():
@@ -340,7 +341,8 @@ def test_the_cost_shares_and_the_remainder_add_up_to_the_measured_tpot():
         "imbalance_read_per_device": [0.0, 0.0],
         "running_batch": [100.0, 100.0], "prefill_flops_per_device": [5e13, 5e13], "prefill_collectives_s": [0.0, 0.0],
         "collective_bytes_s": [0.0, 0.0], "layers_per_step": [32.0, 32.0], "sequences_per_rank": [100.0, 100.0],
-        "collective_messages": [0.0, 0.0], "fp8_gemms": [0.0, 0.0], "fp4_gemms": [0.0, 0.0]})
+        "collective_messages": [0.0, 0.0], "fp8_gemms": [0.0, 0.0], "fp4_gemms": [0.0, 0.0],
+        "gemm_columns": [3584.0, 3584.0]})
     # by hand, per point (ms): weights 4e9 / 1e12 = 4, kv 1 and 3, compute max(0, 2 - 5 or 7) = 0, fixed 2,
     # prefill 100 / 1000 x 5e13 / 5e14 = 10; measured 20 and 25 ms
     shares = cost_shares(points, pd.Series([20.0, 25.0]), {"vllm": Fitted()}, tokens=1.0).iloc[0]

@@ -30,7 +30,7 @@ def _points(n: int = 60, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.
         "collective_messages": rng.choice([0.0, 160.0, 320.0], n), "prefill_flops_per_device": rng.uniform(1e13, 1e14, n),
         "prefill_collectives_s": 0.0, "replica_prefill_flops": 0.0, "layers_per_step": rng.choice([32.0, 80.0], n),
         "sequences_per_rank": 0.0, "prompt_steps": 0.0, "fp8_gemms": 1.0, "fp4_gemms": 0.0,
-        "prefill_weight_read": 0.0})
+        "gemm_columns": 2048.0, "prefill_weight_read": 0.0})
     wide["sequences_per_rank"] = wide["running_batch"]
     narrow = wide.assign(weight_format="fp4", weight_read_per_device=wide["weight_read_per_device"] / 2, fp8_gemms=0.0,
                          fp4_gemms=1.0)

@@ -85,7 +85,7 @@ def test_looser_targets_and_more_devices_never_lower_the_best(catalog, fit):
 def test_the_plan_reads_the_tables_constants_and_error(catalog):
     fit = read_plan_calibration(catalog, "trtllm")
     constants = pd.read_csv("tables/derived/serving_engine_constants.csv").query("backend == 'trtllm'")
-    scale = {"ms": 1e-3, "us": 1e-6, "ratio": 1.0}
+    scale = {"ms": 1e-3, "us": 1e-6, "ratio": 1.0, "columns": 1.0}
     table = {row.constant: row.value * scale[row.unit] for row in constants.itertuples()}
     assert {name: pytest.approx(value, rel=1e-12) for name, value in table.items()} == {
         name: getattr(fit.calibrated.constants, name) for name in table}

@@ -20,12 +20,12 @@ CONSTANTS = EngineConstants(1e-3, 0.8, 0.5, 0.0, first_token_fixed=0.1, wave_sha
 
 def _points(**columns) -> pd.DataFrame:
     """Agg points on 1 PFLOP/s (0.5 realized): 5e13 prefill FLOPs a prompt (0.1 s), 8 GB of weights a step (10 ms at
-    0.8 x 1 TB/s), 1,000 output tokens, every request in flight running unless given."""
+    0.8 x 1 TB/s), 1,000 output tokens, every request in flight running unless given, MLP GEMMs of 4,096 columns."""
     rows = len(next(iter(columns.values())))
     points = pd.DataFrame({name: np.zeros(rows) for name in dict.fromkeys(COST_INPUTS)})
     points = points.assign(mode="agg", osl=1000.0, hbm_bandwidth=1e12, peak_flops=1e15, pipeline_idle=1.0,
                            expert_ranks=1.0, stored_kv_ratio=1.0, weight_read_per_device=8e9,
-                           prefill_flops_per_device=5e13, kv_read_per_device=0.0)
+                           prefill_flops_per_device=5e13, kv_read_per_device=0.0, gemm_columns=4096.0)
     points = points.assign(**columns)
     return points.assign(in_flight=points["running_batch"]) if "in_flight" not in columns else points
 

@@ -2,31 +2,37 @@
 
 With the engine's constants (kvwall.model.engine_constants.EngineConstants: fixed step cost c, realized fractions
 h <= 1 of the HBM bandwidth and f <= 1 of the dense peak, latency l per collective message, cost c_L per layer and
-c_S per sequence, extra time x_8 and x_4 per weight byte of fp8 and fp4 GEMMs), on one GPU:
+c_S per sequence, extra time x_8 and x_4 per weight byte of fp8 and fp4 GEMMs, the columns n_N at which a GEMM's
+weights stream at half their rate), on one GPU:
 
-    weights     = idle x (1 + x_G) W / (h beta)                      W: weight bytes read per step, x_G: x_8, x_4 or 0
+    weights     = idle x (1 + x_G) (1 + n_N / N) W / (h beta)        W: weight bytes read per step, x_G: x_8, x_4 or 0,
+                                                                     N: the columns of the MLP's GEMMs per GPU
     kv          = idle x r KV / (h beta)                             r: stored over counted KV bytes per element
-    compute     = idle x max(0, F / (f P) - ((1 + x_G) W + r KV + X) / (h beta))  the FLOPs past the bytes (roofline)
+    compute     = idle x max(0, F / (f P) - (weights + kv) / idle - X / (h beta))  the FLOPs past the bytes
     collectives = bytes / link + messages x l
     imbalance   = idle x X / (h beta) + dispatch x sqrt(2 ln E / load)  the busiest of E EP ranks (E > 1)
     fixed       = c + idle x L_step c_L + S_rank c_S                   L_step: layers a GPU runs, S_rank: sequences
     prefill     = running / osl x (F_pre / (f P) + C_pre)            agg only: arrivals per step, isl tokens each
 
-idle is PP over microbatches (kvwall.model.step_time). GEMMs in fp8 or fp4 (the precision the step computes in)
-read their weights slower per byte than bf16's, their scales and dequantization besides (one H200 read fp8 decode
-GEMMs' weights at 0.84 of bf16's rate per byte, tests/fixtures/h200-measurements/weights_fp8.csv); x_8 and x_4 are
-fitted per engine (tables/derived/serving_transfer). The fixed cost is what a step spends whatever it reads and
-computes: once per step, once per layer it runs (its kernels' launches and synchronisations: its stage's ceil(L /
-PP) layers once per microbatch, as it reads their weights, so that idle x L_step is PP ceil(L / PP), L where PP
-divides it) and once per sequence of an attention-DP rank (its scheduling and sampling); the last two carry over to
-a model no fit saw (tables/derived/serving_transfer). The all-to-all waits for the busiest EP rank, which costs twice: X, the
+idle is PP over microbatches (kvwall.model.step_time). GEMMs in fp8 or fp4 (the precision the step computes in) read
+their weights slower per byte than bf16's, their scales and dequantization besides (one H200 read fp8 decode GEMMs'
+weights at 0.84 of bf16's rate per byte, tests/fixtures/h200-measurements/weights_fp8.csv); x_8 and x_4 are fitted per
+engine (tables/derived/serving_transfer). A GEMM split over many GPUs computes few columns on each (N = the MLP's
+intermediate size over TP, an MoE's expert intermediate size over the ranks that split an expert,
+kvwall.model.sharding.mlp_columns_per_device): few tiles, few blocks, multiprocessors idle while the weights stream,
+so they stream at 1 / (1 + n_N / N) of the rate; n_N is fitted per engine and carries over to a model no fit saw
+(tables/derived/serving_transfer). The fixed cost is what a step spends whatever it reads and computes: once per step,
+once per layer it runs (its kernels' launches and synchronisations: its stage's ceil(L / PP) layers once per
+microbatch, as it reads their weights, so that idle x L_step is PP ceil(L / PP), L where PP divides it) and once per
+sequence of an attention-DP rank (its scheduling and sampling); the last two carry over to a model no fit saw
+(tables/derived/serving_transfer). The all-to-all waits for the busiest EP rank, which costs twice: X, the
 routed-expert bytes it reads beyond the average rank's (kvwall.model.expert_imbalance; W is the average rank's), and
 the extra tokens it receives, load being the routed assignments per EP rank (their expected maximum over E ranks is
-load + sqrt(2 load ln E), a Gaussian maximum); without EP both are 0. F_pre is the prefill FLOPs of isl
-tokens per GPU of the engine, C_pre the seconds the collectives of those isl tokens take on the links, bytes only (the
-prompt's tokens ride the step's all-reduces, dispatch and stage sends: a TP ring sends 2 (TP - 1) / TP of them whatever
-TP is, so this cost does not shrink as TP grows, unlike the FLOPs). At steady state a request leaves every osl steps,
-so running / osl arrive per step (chunked prefill). The step is the sum; TPOT is the step over the tokens a step emits.
+load + sqrt(2 load ln E), a Gaussian maximum); without EP both are 0. F_pre is the prefill FLOPs of isl tokens per GPU
+of the engine, C_pre the seconds the collectives of those isl tokens take on the links, bytes only (the prompt's
+tokens ride the step's all-reduces, dispatch and stage sends: a TP ring sends 2 (TP - 1) / TP of them whatever TP is,
+so this cost does not shrink as TP grows, unlike the FLOPs). At steady state a request leaves every osl steps, so
+running / osl arrive per step (chunked prefill). The step is the sum; TPOT is the step over the tokens a step emits.
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ class CostInputs:
     sequences_per_rank: np.ndarray
     fp8_gemms: np.ndarray  # 1 where the step's GEMMs run in fp8, else 0
     fp4_gemms: np.ndarray
+    gemm_columns: np.ndarray  # N, the columns of the MLP's GEMMs per GPU
 
     def take(self, chosen: np.ndarray) -> "CostInputs":
         """The inputs of the points ``chosen`` selects (a boolean mask or positions)."""
@@ -89,7 +96,7 @@ def cost_inputs(points: pd.DataFrame) -> CostInputs:
         arrivals=np.where(agg, column("running_batch") / column("osl"), 0.0),
         prefill_flops=column("prefill_flops_per_device"), prefill_collectives_s=column("prefill_collectives_s"),
         layers_per_step=column("layers_per_step"), sequences_per_rank=column("sequences_per_rank"),
-        fp8_gemms=column("fp8_gemms"), fp4_gemms=column("fp4_gemms"))
+        fp8_gemms=column("fp8_gemms"), fp4_gemms=column("fp4_gemms"), gemm_columns=column("gemm_columns"))
 
 
 def priced_costs(inputs: CostInputs, constants: EngineConstants) -> dict[str, np.ndarray]:
@@ -98,7 +105,8 @@ def priced_costs(inputs: CostInputs, constants: EngineConstants) -> dict[str, np
     bandwidth = constants.hbm_fraction * inputs.hbm_bandwidth
     rate = constants.flop_fraction * inputs.peak_flops
     weights = inputs.weight_read / bandwidth * (
-        1.0 + constants.fp8_weight_extra * inputs.fp8_gemms + constants.fp4_weight_extra * inputs.fp4_gemms)
+        1.0 + constants.fp8_weight_extra * inputs.fp8_gemms + constants.fp4_weight_extra * inputs.fp4_gemms) * (
+        1.0 + constants.half_rate_columns / inputs.gemm_columns)
     kv = inputs.stored_kv_read / bandwidth
     busiest = inputs.imbalance_read / bandwidth
     compute = np.maximum(inputs.flops / rate - weights - kv - busiest, 0.0)

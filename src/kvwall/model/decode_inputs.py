@@ -6,9 +6,10 @@ kvwall.model.first_token_estimate) read of a deployment at a batch, per GPU of i
 prefill of isl tokens over the engine (FLOPs per GPU, and its collectives' bytes over their links, s) and over a
 replica (FLOPs per GPU, kvwall.model.first_token), the weight bytes per GPU a forward of those isl tokens reads (every
 routed expert they touch, kvwall.model.sharding.step_weight_bytes_per_device), the layers one GPU runs in a step (its
-stage's, once per microbatch, as it reads its weights), the sequences of an attention-DP rank, and whether its GEMMs
-run in fp8 or in fp4 (1 or 0 each). A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read
-them from this one function; the stored over counted KV bytes, the engine's own, is the caller's.
+stage's, once per microbatch, as it reads its weights), the sequences of an attention-DP rank, whether its GEMMs run
+in fp8 or in fp4 (1 or 0 each), and the columns of its MLP's GEMMs (kvwall.model.sharding.mlp_columns_per_device).
+A measured point (kvwall.validation.points) and a planned one (kvwall.plan) read them from this one function; the
+stored over counted KV bytes, the engine's own, is the caller's.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from kvwall.inputs.deployment import CollectiveLink, Deployment
 from kvwall.inputs.specs import Model
 from kvwall.model.collectives import collectives_time, expert_parallel_time
 from kvwall.model.first_token import first_token_bound
-from kvwall.model.sharding import sequences_per_replica, step_weight_bytes_per_device
+from kvwall.model.sharding import mlp_columns_per_device, sequences_per_replica, step_weight_bytes_per_device
 from kvwall.model.step_time import DeviceStep, device_step
 from kvwall.model.workloads import prefill_flops
 
@@ -31,7 +32,7 @@ from kvwall.model.workloads import prefill_flops
 COST_INPUTS = ("flops_per_device", "peak_flops", "pipeline_idle", "collective_bytes_s", "collective_messages",
                "imbalance_read_per_device", "dispatch_s", "dispatch_load", "expert_ranks", "prefill_flops_per_device", "prefill_collectives_s",
                "replica_prefill_flops", "prefill_weight_read", "layers_per_step", "sequences_per_rank", "fp8_gemms",
-               "fp4_gemms")
+               "fp4_gemms", "gemm_columns")
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ def decode_inputs(model: Model, d: Deployment, context: ArrayLike, batch: ArrayL
         "sequences_per_rank": batch / d.data_parallel,
         "fp8_gemms": float(precision == "fp8"),
         "fp4_gemms": float(precision == "fp4"),
+        "gemm_columns": mlp_columns_per_device(model, d),
     }
     return DecodeInputs(step, prefill, {name: np.broadcast_to(np.asarray(costs[name], dtype=float), batch.shape)
                                         for name in COST_INPUTS})

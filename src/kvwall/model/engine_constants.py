@@ -20,8 +20,10 @@ class EngineConstants:
     latency of one collective message (s), the fixed cost before a first token (s), a decode step's cost per layer
     a GPU runs (s, its kernel launches) and per sequence of an attention-DP rank (s, its scheduling and sampling),
     the share of the other running requests' prefill wave a request waits for (0 to 1; 1: they all arrive
-    together, kvwall.model.first_token_estimate), and the extra time per weight byte of fp8 and of fp4 GEMMs over
-    bf16's (x: their weights read at 1 / (1 + x) of the rate; their scales and dequantization)."""
+    together, kvwall.model.first_token_estimate), the extra time per weight byte of fp8 and of fp4 GEMMs over
+    bf16's (x: their weights read at 1 / (1 + x) of the rate; their scales and dequantization), and the columns
+    n_N of a GEMM per GPU at which its weights stream at half their rate (N columns: at 1 / (1 + n_N / N); a narrow
+    GEMM leaves multiprocessors idle)."""
 
     fixed_step: float
     hbm_fraction: float
@@ -33,11 +35,12 @@ class EngineConstants:
     wave_share: float = 1.0
     fp8_weight_extra: float = 0.0
     fp4_weight_extra: float = 0.0
+    half_rate_columns: float = 0.0
 
     #: The constants of a decode step, in the order kvwall.validation.calibration fits them, then those of a first
     #: token.
     STEP_NAMES = ("fixed_step", "hbm_fraction", "flop_fraction", "collective_latency", "layer_step", "sequence_step",
-                  "fp8_weight_extra", "fp4_weight_extra")
+                  "fp8_weight_extra", "fp4_weight_extra", "half_rate_columns")
     FIRST_TOKEN_NAMES = ("first_token_fixed", "wave_share")
     NAMES = (*STEP_NAMES, *FIRST_TOKEN_NAMES)
 
@@ -49,7 +52,7 @@ class EngineConstants:
 PRINTED_UNITS = {"fixed_step": ("ms", MS), "hbm_fraction": ("ratio", 1.0), "flop_fraction": ("ratio", 1.0),
                  "collective_latency": ("us", US), "layer_step": ("us", US), "sequence_step": ("us", US),
                  "first_token_fixed": ("ms", MS), "wave_share": ("ratio", 1.0), "fp8_weight_extra": ("ratio", 1.0),
-                 "fp4_weight_extra": ("ratio", 1.0)}
+                 "fp4_weight_extra": ("ratio", 1.0), "half_rate_columns": ("columns", 1.0)}
 
 
 def datasheet_constants(collective_latency: float) -> EngineConstants:

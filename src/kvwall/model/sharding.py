@@ -102,6 +102,14 @@ def replicated_attention_params(model: Model, tensor_parallel: int) -> float:
     return extra
 
 
+def mlp_columns_per_device(model: Model, d: Deployment) -> float:
+    """The columns N of the MLP's GEMMs one device computes: the intermediate size over TP; for an MoE model its
+    routed experts' intermediate size over the ranks that split each expert, the TP x DP devices of a stage over EP."""
+    if model.moe is None:
+        return model.intermediate_size / d.tensor_parallel
+    return model.moe.expert_intermediate_size * d.expert_parallel / (d.tensor_parallel * d.data_parallel)
+
+
 @lru_cache(maxsize=256)
 def _parts(model: Model) -> dict[str, float]:
     return weight_part_params(model)

@@ -113,6 +113,10 @@ def read_calibrated(tables: str | Path, engine: str, scheme: str = HELD_OUT) -> 
     rows = constants[constants["backend"] == engine].set_index("constant")
     if rows.empty:
         raise NotCalibrated(f"{engine}: no fitted constants in {Path(tables) / CONSTANTS_TABLE}.csv")
+    missing = [name for name in EngineConstants.NAMES if name not in rows.index]
+    if missing:
+        raise NotCalibrated(f"{engine}: {Path(tables) / CONSTANTS_TABLE}.csv holds no {', '.join(missing)}: rebuild "
+                            "the validation tables (snakemake) with this checkout")
     # the table prints each constant in its unit; back in base units, its three significant digits are the fit's own
     values = {name: rounded(float(rows.loc[name, "value"]) * PRINTED_UNITS[name][1]) for name in EngineConstants.NAMES}
     errors = _table(Path(tables), ERROR_TABLE)

@@ -3,8 +3,9 @@
 Least squares (scipy.optimize.least_squares, trust-region reflective) on the relative errors estimate / measured - 1
 of every point's TPOT (kvwall.model.decode_costs), within bounds that keep each constant physical: a fixed step cost
 of 0 to 50 ms, realized fractions of the datasheet bandwidth and peak of 1% to 1, a latency per collective message of
-0 to 50 us, a cost per layer and one per sequence of each step of 0 to 1 ms, and an extra time per weight byte of fp8
-and of fp4 GEMMs of 0 to 4 times bf16's. The fitted constants are rounded to
+0 to 50 us, a cost per layer and one per sequence of each step of 0 to 1 ms, an extra time per weight byte of fp8
+and of fp4 GEMMs of 0 to 4 times bf16's, and the columns per GPU at which a GEMM's weights stream at half their rate,
+0 to 4,000. The fitted constants are rounded to
 SIGNIFICANT_DIGITS before any use. The fixed cost before a first token (0 to 5 s) and the share of the prefill wave
 a request waits for (0 to 1) are then fitted on the agg points' TTFT (kvwall.model.first_token_estimate at the
 rounded rates), on ln(estimate / measured): a TTFT spans a tenth of a second to minutes and is off by factors, where
@@ -28,16 +29,17 @@ from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS, US
 
 #: Lower and upper bounds of EngineConstants.STEP_NAMES (fixed step cost s, HBM fraction, FLOP fraction, latency s,
-#: cost per layer s, cost per sequence s, fp8 and fp4 weights' extra time per byte), and the starting point.
-LOWER = (0.0, 0.01, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0)
-UPPER = (50 * MS, 1.0, 1.0, 50 * US, 1 * MS, 1 * MS, 4.0, 4.0)
-START = (1 * MS, 0.7, 0.4, 5 * US, 10 * US, 10 * US, 0.3, 0.3)
-_SCALE = np.array([MS, 1.0, 1.0, US, US, US, 1.0, 1.0])
+#: cost per layer s, cost per sequence s, fp8 and fp4 weights' extra time per byte, columns of a GEMM at half its
+#: rate), and the starting point.
+LOWER = (0.0, 0.01, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+UPPER = (50 * MS, 1.0, 1.0, 50 * US, 1 * MS, 1 * MS, 4.0, 4.0, 4000.0)
+START = (1 * MS, 0.7, 0.4, 5 * US, 10 * US, 10 * US, 0.3, 0.3, 64.0)
+_SCALE = np.array([MS, 1.0, 1.0, US, US, US, 1.0, 1.0, 100.0])
 #: Bounds and start of EngineConstants.FIRST_TOKEN_NAMES: the fixed cost before a first token (s) and the share of
 #: the prefill wave a request waits for.
 FIRST_TOKEN_BOUNDS = {"first_token_fixed": (0.0, 5.0), "wave_share": (0.0, 1.0)}
 FIRST_TOKEN_START = {"first_token_fixed": 0.1, "wave_share": 0.5}
-#: Fewest points an engine's fit needs (eight constants, a few points each).
+#: Fewest points an engine's fit needs (nine constants, a few points each).
 MIN_POINTS = 20
 
 

@@ -29,7 +29,7 @@ class ErrorTarget:
     at_most: bool = True
 
     def label(self, value: float) -> str:
-        """'leave one model out, with offsets: agg TPOT median_error 17.5% <= 10%'."""
+        """'leave one model out, with offsets: agg TPOT median_error 15.3% <= 10%'."""
         return (f"{self.scheme}: {self.mode} {self.quantity} {self.statistic} {value:.1%} "
                 f"{'<=' if self.at_most else '>='} {self.bound:.0%}")
 

@@ -5,9 +5,9 @@ model's shapes; for a model left out of every fit none of that is known. Here th
 model out (each engine's constants fitted on its points of the other models, as kvwall.validation.calibration fits
 them: least squares on the relative TPOT errors, within bounds that keep each constant physical) with the estimate's
 own costs (kvwall.model.decode_costs), without its cost per layer, per sequence, per weight byte of fp8 and fp4
-GEMMs, or all of them (held at 0), and with each candidate cost of TERMS added, one more constant per engine. A cost
-whose efficiency transfers lowers that error; one that a model's own shapes set, learnt on the other models, does
-not. TERMS, each a cost per GPU per step (s):
+GEMMs, of narrow GEMMs, or all of them (held at 0), and with each candidate cost of TERMS added, one more constant
+per engine. A cost whose efficiency transfers lowers that error; one that a model's own shapes set, learnt on the
+other models, does not. TERMS, each a cost per GPU per step (s):
 
     latent     x_A x the KV cost, latent caches only  latent (MLA) attention at 1 / (1 + x_A) of the KV rate, 0 to 20
     moe        x_M x the weight cost, MoE models only MoE weights at 1 / (1 + x_M) of the weight rate, 0 to 20
@@ -41,8 +41,9 @@ from kvwall.validation.estimate_error import BAND, error_statistics
 TERMS = {"latent": (0.0, 20.0, 0.5, 1.0), "moe": (0.0, 20.0, 0.5, 1.0), "attention": (0.0, 1000.0, 8.0, 1.0)}
 #: The estimate's costs: its constants, and the terms added to it.
 ESTIMATE = "the estimate's costs"
-#: The fit with a fixed cost per step alone (the per-layer, per-sequence and weight formats' constants held at 0).
-BASELINE = "without the costs per layer, per sequence and weight format"
+#: The fit with a fixed cost per step alone (the per-layer, per-sequence, weight formats' and narrow GEMMs' constants
+#: held at 0).
+BASELINE = "without the costs per layer, per sequence, weight format and GEMM width"
 #: The constants of the weight formats' costs.
 FORMATS = ("fp8_weight_extra", "fp4_weight_extra")
 #: The fits tried, each with the words its row names it by, in the table's order: the constants of
@@ -50,7 +51,8 @@ FORMATS = ("fp8_weight_extra", "fp4_weight_extra")
 TERM_SETS = {ESTIMATE: ((), ()), "without the cost per layer": (("layer_step",), ()),
              "without the cost per sequence": (("sequence_step",), ()),
              "without the weight formats' costs": (FORMATS, ()),
-             BASELINE: (("layer_step", "sequence_step", *FORMATS), ()),
+             "without the cost of narrow GEMMs": (("half_rate_columns",), ()),
+             BASELINE: (("layer_step", "sequence_step", *FORMATS, "half_rate_columns"), ()),
              "latent attention's efficiency": ((), ("latent",)), "MoE weights' efficiency": ((), ("moe",)),
              "attention's parallelism": ((), ("attention",))}
 #: What each model's cache is called in the per-model table, by its attention's type.
