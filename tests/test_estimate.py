@@ -415,3 +415,31 @@ def test_the_validation_page_states_notebook_es_wait_for_a_slot(root):
     wait = float(re.search(r"wait = \(128 - 75\) / 75 x 8,192 x [0-9.]+ ms = ([0-9.]+) s", printed).group(1))
     assert 100.0 < wait < 369.0  # minutes of queueing, short of the measured 369 s
     assert f"with 128 in flight and 75 running: {wait:.0f} s" in words("docs/validation.md")
+
+
+def test_an_engine_with_too_few_points_gets_no_constants_and_its_points_the_datasheet_alone(committed_validation):
+    from kvwall.plan.proof import ESTIMATES, held_out_tpot, rankings
+    from kvwall.validation.estimate_error import assess, uncalibrated_engines
+
+    rows, vmap, result = committed_validation
+    understood = result.understood
+    # SGLang's first 12 understood points, the other engines' all: 12 are fewer than the 20 a fit needs
+    thin = understood[understood["backend"] == "sglang"].index[:12]
+    chosen = understood[(understood["backend"] != "sglang") | understood.index.isin(thin)]
+    assert uncalibrated_engines(chosen) == {"sglang": "sglang: 12 understood measured points, fewer than the 20 a fit "
+                                                      "needs: no constants, its points priced at datasheet rates alone"}
+    assert uncalibrated_engines(understood) == {}
+    calibrations, predicted, summary = assess(chosen, rows, vmap.tokens_per_step, 5e-6, vmap.offset_pseudo_count,
+                                              vmap.families)
+    assert sorted(calibrations) == ["trtllm", "vllm"]
+    assert predicted["in sample"].loc[thin].isna().all().all() and predicted["datasheet"].loc[thin].notna().all().all()
+    # its rows are summarized at datasheet rates alone, and the others' as before
+    assert set(summary[summary["backend"] == "sglang"]["scheme"]) == {"datasheet"}
+    assert {"in sample", "leave one model out, with offsets"} <= set(summary[summary["backend"] == "vllm"]["scheme"])
+    # the plan's ranking ranks its groups by the datasheet alone: a calibrated estimate that prices none of a group's
+    # points does not rank it
+    points = chosen.assign(tpot_ms=rows["silicon_tpot_ms"],
+                           **held_out_tpot(chosen, rows, vmap.tokens_per_step, vmap.offset_pseudo_count))
+    ranked = rankings(points, ESTIMATES)
+    assert set(ranked[ranked["backend"] == "sglang"]["estimate"]) == {"datasheet"}
+    assert set(ranked[ranked["backend"] == "vllm"]["estimate"]) == set(ESTIMATES)

@@ -313,19 +313,31 @@ def test_kvwall_build_runs_snakemake_on_a_plain_configfile(tmp_path, monkeypatch
 def test_a_failed_job_changes_no_committed_artifact(tmp_path):
     """A forced job-level failure (a table builder that raises) in a real build: the artifacts it would replace (its
     family's two tables, three files each), and every other committed file, stay as they were; the console names the
-    restore in one line."""
+    restore in one line. The next build runs the failed job again (the artifacts put back are not taken as built
+    from the inputs it failed on), and once the cause is gone it builds them."""
     root = repository_copy(tmp_path)
     module = root / "src/kvwall/tables/accounting.py"
-    module.write_text(module.read_text() + "\n\ndef accounting(catalog, selections):\n    raise RuntimeError('forced')\n")
+    source = module.read_text()
+    module.write_text(source + "\n\ndef accounting(catalog, selections):\n    raise RuntimeError('forced')\n")
     (root / "config/config.yaml").touch()
     before = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "tables/derived/table8_accounting.csv"],
-                          cwd=root, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(root / "src")})
-    assert done.returncode != 0
-    assert "kvwall: a job failed; 6 artifact(s) it would have replaced are kept as they were" in done.stderr
-    after = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
-    assert after == before
+
+    def build():
+        return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "tables/derived/table8_accounting.csv"],
+                              cwd=root, capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "PYTHONPATH": str(root / "src")})
+
+    for _ in range(2):
+        done = build()
+        assert done.returncode != 0
+        assert "kvwall: a job failed; 6 artifact(s) it would have replaced are kept as they were" in done.stderr
+        after = {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))}
+        assert after == before
+    module.write_text(source)
+    done = build()
+    assert done.returncode == 0, done.stderr
+    assert "tables_accounting" in done.stdout + done.stderr
+    assert {k: v for k, v in file_hashes(root).items() if k.startswith(("tables/", "figures/", "CANONICAL"))} == before
 
 
 # ---- the command line: contexts and batches checked as the files are -----------------------------------------------
@@ -421,3 +433,22 @@ def test_a_value_past_any_real_one_is_refused_at_its_key(root, file, old, new, k
     its key, before any job."""
     error = refused(file, old, new)
     assert error.key.endswith(key) and "greater than the maximum" in error.reason, error
+
+
+def test_an_engine_with_too_few_points_for_a_fit_is_named_in_one_warning_line(catalog, tmp_path, capsys):
+    import pandas as pd
+
+    from kvwall.cli.front_door import check_below_bound
+
+    # the committed measurements with SGLang's first 12 rows only: the build goes on, naming the engine once
+    measured = pd.read_csv(REPO / "data/reported/serving-measurements.csv", dtype=str, keep_default_na=False)
+    thin = pd.concat([measured[measured["backend"] != "sglang"], measured[measured["backend"] == "sglang"].head(12)])
+    path = tmp_path / "serving-measurements.csv"
+    thin.to_csv(path, index=False)
+    check_below_bound(catalog, path, REPO / "config/validation.yaml")
+    assert capsys.readouterr().err.splitlines() == [
+        f"kvwall: warning: {path}: sglang: 12 understood measured points, fewer than the 20 a fit needs: no constants, "
+        "its points priced at datasheet rates alone"]
+    # the committed measurements fit every engine: no warning
+    check_below_bound(catalog, REPO / "data/reported/serving-measurements.csv", REPO / "config/validation.yaml")
+    assert capsys.readouterr().err == ""

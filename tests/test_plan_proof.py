@@ -163,8 +163,19 @@ def test_one_cluster_resampled_is_itself_and_an_estimate_as_good_as_measuring_ag
 def test_the_intervals_refuse_an_estimate_that_ranks_other_groups():
     ranked, agreement = _hand_groups({"m1": [(True, 200), (False, 0)]})
     with pytest.raises(ValueError, match="by hand: ranks other groups at the median limit"):
-        agreement_intervals(ranked.iloc[:1], agreement)
+        agreement_intervals(ranked, agreement.iloc[:1])
     assert list(agreement_intervals(ranked, agreement)["estimate"]) == ["by hand", SECOND]
+
+
+def test_an_estimate_that_ranks_fewer_groups_is_held_against_the_second_measurement_on_those_alone():
+    # an engine without constants: the calibrated estimate ranks its group not. Of m1's two groups it ranks the
+    # first, where it agrees and so do all 200 draws: its share 1, 0 points from measuring again on that group (the
+    # second measurement's own share, over both groups, is 1/2)
+    ranked, agreement = _hand_groups({"m1": [(True, 200), (False, 0)]})
+    intervals = agreement_intervals(ranked.iloc[:1], agreement).set_index("estimate")
+    assert intervals.loc["by hand", ["top1_low", "top1_high"]].tolist() == [1.0, 1.0]
+    assert intervals.loc["by hand", ["against_second", "against_second_low", "against_second_high"]].tolist() == [0, 0, 0]
+    assert intervals.loc[SECOND, ["top1_low", "top1_high"]].tolist() == [0.5, 0.5]
 
 
 def test_the_built_intervals_hold_their_shares(root):

@@ -23,6 +23,7 @@ from kvwall.inputs.validation_map import VALIDATION_FILE
 from kvwall.inputs.views import save_views
 from kvwall.numerics import pinned_environment
 from kvwall.sources import SourceTree
+from snakemake.io import IOFile
 
 
 envvars:
@@ -156,6 +157,8 @@ onstart:
             shutil.copy2(path, os.path.join(KEPT, path))
 
 
+# Snakemake records a failed job's outputs as finished, with the inputs it failed on, and counts on having deleted
+# them: an artifact put back keeps no such record, so the next build runs that job again.
 onerror:
     restored = 0
     for folder, _, names in os.walk(KEPT):
@@ -164,6 +167,7 @@ onerror:
             if not os.path.exists(path):
                 os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
                 shutil.copy2(kept, path)
+                workflow.persistence.cleanup_metadata(IOFile(path))
                 restored += 1
     if restored:
         print(

@@ -12,7 +12,7 @@ from kvwall.figures.plan_frontier import draw
 from kvwall.figures.style import save
 from kvwall.inputs.views import load_view
 from kvwall.job import finish
-from kvwall.plan.calibrated import read_plan_calibration
+from kvwall.plan.calibrated import plan_calibrations
 from kvwall.plan.frontiers import LENGTHS, frontier_panels
 from kvwall.render import write_table
 from kvwall.tables.plan_frontier import plan_frontier
@@ -21,7 +21,7 @@ from kvwall.validation.run import load_validation
 tables, figures, (view_path, validated) = sys.argv[1:4], sys.argv[4:7], sys.argv[7:9]
 catalog = load_view(view_path).catalog
 rows, vmap, result = load_validation(validated)
-fits = {engine: read_plan_calibration(catalog, engine) for engine in sorted(result.understood["backend"].unique())}
+fits = plan_calibrations(catalog, result.understood["backend"].unique())
 panels = frontier_panels(result.understood.assign(tpot_ms=rows["silicon_tpot_ms"]), catalog, vmap, fits)
 write_table(plan_frontier(panels, catalog, LENGTHS), tables, folder_class="derived")
 save(draw(panels, catalog), figures)

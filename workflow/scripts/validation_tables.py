@@ -16,7 +16,7 @@ from kvwall.validation.claim_costs import claim_cost_summary, claim_costs
 from kvwall.validation.cost_shares import cost_shares
 from kvwall.validation.disagg_load import disagg_load
 from kvwall.validation.error_sources import error_sources
-from kvwall.validation.estimate_error import FOLDS, assess, in_sample_offsets, measured_times
+from kvwall.validation.estimate_error import FOLDS, assess, in_sample_offsets, measured_times, uncalibrated_engines
 from kvwall.validation.held_out_claim import held_out_speedups
 from kvwall.validation.repeatability import repeatability
 from kvwall.validation.run import load_validation
@@ -26,6 +26,8 @@ from kvwall.validation.versions import version_spread
 catalog = load_view(view_path).catalog
 rows, vmap, result = load_validation(validated)
 serving = load_serving_inputs(catalog)
+for reason in uncalibrated_engines(result.understood).values():
+    print(f"kvwall: warning: {reason}", file=sys.stderr)
 fold_fits = {}  # the grouped cross-validation's constants, which the held-out claim prices with again
 calibrations, predicted, summary = assess(result.understood, rows, vmap.tokens_per_step,
                                           serving.collective_latency, vmap.offset_pseudo_count,

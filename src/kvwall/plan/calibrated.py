@@ -32,8 +32,8 @@ from kvwall.model.decode_costs import decode_costs, prefill_stretch, step_of
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.model.prompt_steps import prompt_steps
-from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, NEW_MODEL, Calibrated, HeldOutError, band_of, read_calibrated,
-                                          read_offsets, tables_beside)
+from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, NEW_MODEL, Calibrated, HeldOutError, band_of,
+                                          calibrated_engines, read_calibrated, read_offsets, tables_beside)
 from kvwall.validation.offsets import Offsets, deployment_key
 
 
@@ -87,6 +87,12 @@ def read_plan_calibration(catalog: Catalog, engine: str) -> PlanCalibration:
     vmap = load_validation_map(Path(catalog.files["devices"]).parent / VALIDATION_FILE, catalog)
     return PlanCalibration(read_calibrated(tables, engine), float(vmap.tokens_per_step), read_offsets(tables, engine),
                            read_calibrated(tables, engine, HELD_OUT_WITH_OFFSETS), read_calibrated(tables, engine, NEW_MODEL))
+
+
+def plan_calibrations(catalog: Catalog, engines) -> dict[str, PlanCalibration]:
+    """read_plan_calibration of each of ``engines`` whose constants the tables beside the catalogue's config/ hold."""
+    fitted = set(calibrated_engines(tables_beside(catalog)))
+    return {engine: read_plan_calibration(catalog, engine) for engine in sorted(engines) if engine in fitted}
 
 
 def planned_points(model: Model, d: Deployment, device: Device, precision: str, serving: ServingInputs, engine: str,

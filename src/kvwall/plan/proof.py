@@ -175,13 +175,17 @@ def rankings(points: pd.DataFrame, estimates: dict[str, str]) -> pd.DataFrame:
     correlation.
 
     ``points``: understood points with the measured ``tpot_ms``; ``estimates``: each estimate's name and the column
-    of ``points`` holding its TPOT (ms; a point it does not predict is NaN and never within a limit)."""
+    of ``points`` holding its TPOT (ms; a point it does not predict is NaN and never within a limit, and a group it
+    predicts no point of, an engine without constants, is not ranked by it)."""
     agg, groups = _groups(points)
     found = []
     for key, group in groups:
         for (estimate, column), (limit_name, quantile) in product(estimates.items(), LIMITS.items()):
+            estimated = agg[column].to_numpy(dtype=float)[group.positions]
+            if not np.isfinite(estimated).any():
+                continue
             limit = _limit(group, quantile)
-            scores = _scores(group, agg[column].to_numpy(dtype=float)[group.positions][None, :], limit)
+            scores = _scores(group, estimated[None, :], limit)
             if scores is None:
                 continue
             found.append({"estimate": estimate, **dict(zip(GROUP, key)), "limit": limit_name,
@@ -224,11 +228,12 @@ def second_measurement(points: pd.DataFrame, ratios: np.ndarray, draws: int = DR
 
 
 def _agreements(ranked: pd.DataFrame, estimate: str, limit_name: str, keys: pd.MultiIndex) -> np.ndarray:
-    """1 where ``estimate``'s first layout is the measurements' at ``limit_name``, per group of ``keys``, else 0;
-    ValueError where it ranks other groups."""
+    """1 where ``estimate``'s first layout is the measurements' at ``limit_name``, per group of ``keys``, 0 where it
+    is not, NaN where the estimate ranks the group not (an engine without constants); ValueError where it ranks a
+    group the measurements do not."""
     at = ranked[(ranked["estimate"] == estimate) & (ranked["limit"] == limit_name)]
     agrees = at.set_index(list(GROUP))["top1_agrees"].reindex(keys)
-    if agrees.isna().any() or len(at) != len(keys):
+    if int(agrees.notna().sum()) != len(at):
         raise ValueError(f"{estimate}: ranks other groups at the {limit_name} limit than the measurements")
     return agrees.to_numpy(dtype=float)
 
@@ -261,13 +266,21 @@ def agreement_intervals(ranked: pd.DataFrame, agreement: pd.DataFrame, resamples
             if estimate == SECOND:
                 share = agreeing / (draws * groups)
             else:
+                # paired on the groups the estimate ranks, the second measurement's agreement on the same groups
                 agrees = _agreements(ranked, estimate, limit_name, keys)
-                hits = per_cluster(agrees)[chosen].sum(axis=1)
-                share, against = hits / groups, (draws * hits - agreeing) / (draws * groups)
-                row["against_second"] = ((draws * int(agrees.sum()) - int(second["agreeing"].sum()))
-                                         / (draws * len(second)))
-                row["against_second_low"], row["against_second_high"] = map(float, np.quantile(against, INTERVAL))
-            row["top1_low"], row["top1_high"] = map(float, np.quantile(share, INTERVAL))
+                ranks = ~np.isnan(agrees)
+                if not ranks.any():
+                    found.append(row)
+                    continue
+                hits = per_cluster(np.where(ranks, agrees, 0.0))[chosen].sum(axis=1)
+                ranked_groups = per_cluster(ranks.astype(float))[chosen].sum(axis=1)
+                paired = per_cluster(np.where(ranks, second["agreeing"].to_numpy(dtype=float), 0.0))[chosen].sum(axis=1)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    share, against = hits / ranked_groups, (draws * hits - paired) / (draws * ranked_groups)
+                row["against_second"] = ((draws * int(agrees[ranks].sum())
+                                          - int(second["agreeing"].to_numpy()[ranks].sum())) / (draws * int(ranks.sum())))
+                row["against_second_low"], row["against_second_high"] = map(float, np.nanquantile(against, INTERVAL))
+            row["top1_low"], row["top1_high"] = map(float, np.nanquantile(share, INTERVAL))
             found.append(row)
     return pd.DataFrame(found, columns=list(INTERVAL_COLUMNS))
 

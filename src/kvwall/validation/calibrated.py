@@ -106,6 +106,11 @@ def tables_beside(catalog: Catalog) -> Path:
     return Path(catalog.files["devices"]).parent.parent / TABLES
 
 
+def calibrated_engines(tables: str | Path) -> list[str]:
+    """The engines the constants table under ``tables`` holds (an engine with too few points for a fit has none)."""
+    return sorted(_table(Path(tables), CONSTANTS_TABLE)["backend"].unique())
+
+
 def read_calibrated(tables: str | Path, engine: str, scheme: str = HELD_OUT) -> Calibrated:
     """``engine``'s constants (in base units) and the held-out errors of ``scheme`` from the tables under
     ``tables``."""

@@ -11,9 +11,10 @@ offset is keyed by the engine, mode and model first, so a held-out model keeps n
 engine that do not name it would carry), and leaving one model family out (the model_type of the models' configs,
 config/validation.yaml families: a model and its siblings held out together). Each is summarized per engine and mode by the absolute
 percentage error |estimate / measured - 1|: its median and mean and the share of points within 10% and 20%, and by
-the 10th and 90th percentiles of measured / estimate (BAND: the span of 80% of the points). A held-out set whose
-engine has too few training points is not predicted, and not counted; nor is a point whose engine version is not
-recorded, when versions are left out.
+the 10th and 90th percentiles of measured / estimate (BAND: the span of 80% of the points). An engine with too few
+points for a fit (kvwall.validation.calibration.MIN_POINTS) has no constants (uncalibrated_engines names it): its
+points are priced at datasheet rates alone. A held-out set whose engine has too few training points is not
+predicted, and not counted; nor is a point whose engine version is not recorded, when versions are left out.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from kvwall.model.decode_costs import decode_costs, decode_step, prefill_stretch
 from kvwall.model.engine_constants import EngineConstants, datasheet_constants
 from kvwall.model.first_token_estimate import first_token_estimate
 from kvwall.units import MS
-from kvwall.validation.calibration import Calibration, CalibrationError, calibrate
+from kvwall.validation.calibration import MIN_POINTS, Calibration, CalibrationError, calibrate
 from kvwall.validation.offsets import fit_offsets, fitted_offsets, point_keys, sequences_per_rank
 from kvwall.validation.points import GROUP
 
@@ -59,9 +60,20 @@ def _calibrate(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, name
     return calibrate(points, chosen["tpot"].to_numpy() * MS, tokens, name, chosen["ttft"].to_numpy() * MS)
 
 
+def uncalibrated_engines(points: pd.DataFrame) -> dict[str, str]:
+    """Each engine of ``points`` (understood points) with too few of them for a fit, and why, in one line."""
+    counts = points.groupby("backend", sort=True).size()
+    return {engine: f"{engine}: {count} understood measured points, fewer than the {MIN_POINTS} a fit needs: no "
+                    "constants, its points priced at datasheet rates alone"
+            for engine, count in counts.items() if count < MIN_POINTS}
+
+
 def engine_calibrations(points: pd.DataFrame, measured: pd.DataFrame, tokens: float) -> dict[str, Calibration]:
-    """One calibration per engine on every understood point of it (``measured``: tpot and ttft in ms)."""
-    return {engine: _calibrate(group, measured, tokens, engine) for engine, group in points.groupby("backend", sort=True)}
+    """One calibration per engine on every understood point of it (``measured``: tpot and ttft in ms), but those
+    uncalibrated_engines names."""
+    skipped = uncalibrated_engines(points)
+    return {engine: _calibrate(group, measured, tokens, engine)
+            for engine, group in points.groupby("backend", sort=True) if engine not in skipped}
 
 
 def grouped_folds(points: pd.DataFrame, columns: tuple[str, ...] = GROUP) -> pd.Series:
@@ -141,8 +153,9 @@ def predictions(points: pd.DataFrame, measured: pd.DataFrame, tokens: float, lat
                              index=points.index, columns=["tpot", "ttft"])
     in_sample = pd.DataFrame(np.nan, index=points.index, columns=["tpot", "ttft"])
     for engine, group in points.groupby("backend", sort=True):
-        tpot, ttft = _predict(group, calibrations[engine].constants, tokens)
-        in_sample.loc[group.index, "tpot"], in_sample.loc[group.index, "ttft"] = tpot, ttft
+        if engine in calibrations:
+            tpot, ttft = _predict(group, calibrations[engine].constants, tokens)
+            in_sample.loc[group.index, "tpot"], in_sample.loc[group.index, "ttft"] = tpot, ttft
     grouped, offset = held_out_with_offsets(points, measured, tokens, grouped_folds(points), pseudo_count, fold_fits)
     model, model_offset = held_out_with_offsets(points, measured, tokens, points["model"], pseudo_count)
     device, device_offset = held_out_with_offsets(points, measured, tokens, points["device"], pseudo_count)
@@ -193,11 +206,13 @@ def error_summary(points: pd.DataFrame, measured: pd.DataFrame, predicted: dict[
 def in_sample_offsets(points: pd.DataFrame, measured: pd.DataFrame, in_sample: pd.DataFrame,
                       calibrations: dict[str, Calibration], pseudo_count: float) -> pd.DataFrame:
     """The table of offsets (kvwall.validation.offsets.fit_offsets) of every point's residual against its engine's
-    constants fitted on every point (``in_sample``: their TPOT and TTFT, ms), at the stretches they give."""
+    constants fitted on every point (``in_sample``: their TPOT and TTFT, ms), at the stretches they give; none for
+    an engine without constants."""
+    points = points[points["backend"].isin(list(calibrations))]
     stretched = pd.concat([stretches(group, calibrations[engine].constants)
                            for engine, group in points.groupby("backend", sort=True)]).loc[points.index]
-    return fit_offsets(point_keys(points), log_residuals(measured, in_sample), sequences_per_rank(points), stretched,
-                       pseudo_count)
+    return fit_offsets(point_keys(points), log_residuals(measured.loc[points.index], in_sample.loc[points.index]),
+                       sequences_per_rank(points), stretched, pseudo_count)
 
 
 def measured_times(points: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
