@@ -71,7 +71,8 @@ def test_each_cost_by_hand_on_a_dense_row_and_an_moe_ep_row(catalog):
     assert added["attention"] == pytest.approx([64 / 512 * 8e9 / 3.84e12, 64 / 32 * moe_kv])  # 0.26 ms; 2.5 ms
     # the step: the named costs (weights, KV, the fixed cost) plus the terms
     step = step_with_terms(cost_inputs(points), arrays, CONSTANTS, values)
-    assert step[0] == pytest.approx(dense_read + 0.5 * dense_weights + 1e-3 + 1.6e-3 + 0.64e-3 + 64 / 512 * 8e9 / 3.84e12)
+    assert step[0] == pytest.approx(dense_read + 0.5 * dense_weights + 1e-3 + 1.6e-3 + 0.64e-3
+                                    + 64 / 512 * 8e9 / 3.84e12)
     assert step[1] == pytest.approx(moe_read * 1.1 + moe_kv * (1.5 + 2.0) + 1e-3 + 1.24e-3 + 0.32e-3)
 
 

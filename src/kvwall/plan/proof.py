@@ -277,8 +277,9 @@ def agreement_intervals(ranked: pd.DataFrame, agreement: pd.DataFrame, resamples
                 paired = per_cluster(np.where(ranks, second["agreeing"].to_numpy(dtype=float), 0.0))[chosen].sum(axis=1)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     share, against = hits / ranked_groups, (draws * hits - paired) / (draws * ranked_groups)
-                row["against_second"] = ((draws * int(agrees[ranks].sum())
-                                          - int(second["agreeing"].to_numpy()[ranks].sum())) / (draws * int(ranks.sum())))
+                second_agreeing = int(second["agreeing"].to_numpy()[ranks].sum())
+                row["against_second"] = ((draws * int(agrees[ranks].sum()) - second_agreeing)
+                                         / (draws * int(ranks.sum())))
                 row["against_second_low"], row["against_second_high"] = map(float, np.nanquantile(against, INTERVAL))
             row["top1_low"], row["top1_high"] = map(float, np.nanquantile(share, INTERVAL))
             found.append(row)
