@@ -5,10 +5,10 @@ tests/test_serving_by_hand.py)."""
 import numpy as np
 import pytest
 
-from kvwall.inputs.deployment import load_serving_inputs
+from kvwall.inputs.deployment import Deployment, load_serving_inputs
 from kvwall.inputs.engines import PromptBudget
 from kvwall.model.engine_memory import sglang_chunked_prefill_size
-from kvwall.model.prompt_steps import budget_tokens, prompt_steps
+from kvwall.model.prompt_steps import budget_tokens, prompt_steps, scheduled_sequences
 
 
 def test_each_engines_budget_is_its_default(catalog):
@@ -37,3 +37,18 @@ def test_a_prompt_rides_isl_over_the_budget_the_decodes_leave_by_hand(catalog):
     steps = prompt_steps(mixed, h200, 4096.0, np.arange(1.0, 8000.0, 97.0))
     assert (np.diff(steps) > 0).all()
 
+
+
+def test_each_scheduler_budgets_its_own_batch_by_hand():
+    # attention DP: each of 8 ranks schedules ceil(256 / 8) = 32 running sequences, so a prompt of 1,024 tokens rides
+    # 1,024 / (8,192 - 32) of its rank's steps, not 1,024 / (8,192 - 256)
+    dp = Deployment(devices=8, data_parallel=8, expert_parallel=8)
+    assert scheduled_sequences(dp, [256.0, 250.0]) == pytest.approx([32.0, 32.0])  # ceil(250 / 8) = 32
+    mixed = PromptBudget("vllm", "vllm_max_num_batched_tokens", 8192.0, True, "test")
+    assert prompt_steps(mixed, 141e9, 1024.0, scheduled_sequences(dp, 256.0)) == pytest.approx(1024 / 8160)
+    # PP: each microbatch in flight is a batch of its own, min(PP, sequences) of them: 64 over 2 stages, 32 a batch;
+    # 2 sequences over 3 stages, 2 microbatches of 1
+    assert scheduled_sequences(Deployment(devices=2, pipeline_parallel=2), 64.0) == pytest.approx(32.0)
+    assert scheduled_sequences(Deployment(devices=3, pipeline_parallel=3), 2.0) == pytest.approx(1.0)
+    # one device: the batch itself
+    assert scheduled_sequences(Deployment(), [1.0, 64.0]) == pytest.approx([1.0, 64.0])

@@ -31,7 +31,7 @@ from kvwall.inputs.validation_map import VALIDATION_FILE, load_validation_map
 from kvwall.model.decode_costs import decode_costs, prefill_stretch, step_of
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token_estimate import first_token_estimate
-from kvwall.model.prompt_steps import prompt_steps
+from kvwall.model.prompt_steps import prompt_steps, scheduled_sequences
 from kvwall.validation.calibrated import (HELD_OUT_WITH_OFFSETS, NEW_MODEL, Calibrated, HeldOutError, band_of,
                                           calibrated_engines, read_calibrated, read_offsets, tables_beside)
 from kvwall.validation.offsets import Offsets, deployment_key
@@ -103,8 +103,8 @@ def planned_points(model: Model, d: Deployment, device: Device, precision: str, 
     inputs = decode_inputs(model, d, context, batches, isl, device.hbm_bandwidth, device.dense_flops[precision],
                            precision, serving.link_for(device, d),
                            serving.collective_latency, serving.activation_bytes, serving.hbm_bandwidth_efficiency)
-    rides = (prompt_steps(serving.prompt_budgets[engine], device.hbm_capacity, isl, batches) if mode == "agg"
-             else np.zeros(np.shape(batches)))
+    rides = (prompt_steps(serving.prompt_budgets[engine], device.hbm_capacity, isl, scheduled_sequences(d, batches))
+             if mode == "agg" else np.zeros(np.shape(batches)))
     return pd.DataFrame({
         "mode": mode, "osl": float(osl), "running_batch": batches, "hbm_bandwidth": device.hbm_bandwidth,
         "weight_read_per_device": inputs.step.weight_bytes, "kv_read_per_device": inputs.step.kv_bytes,

@@ -31,7 +31,7 @@ from kvwall.model.capacity import running_batch, sequences_that_fit
 from kvwall.model.decode_inputs import COST_INPUTS as DECODE_INPUTS
 from kvwall.model.decode_inputs import decode_inputs
 from kvwall.model.first_token import first_token_bound
-from kvwall.model.prompt_steps import prompt_steps
+from kvwall.model.prompt_steps import prompt_steps, scheduled_sequences
 from kvwall.model.sharding import resident_weight_bytes_per_device, step_weight_bytes_per_device
 from kvwall.units import MS, dtype_bytes
 from kvwall.validation.copies import copies
@@ -171,7 +171,7 @@ def derived_columns(group: pd.DataFrame, model, device, deployment: Deployment, 
         **inputs.costs}
     stored = group["backend"].map(lambda e: vmap.stored_kv_formats.get(e, {}).get(deployment.weight_format, vmap.stored_kv_default))
     columns["stored_kv_ratio"] = stored.map(dtype_bytes).to_numpy(dtype=float) / dtype_bytes(deployment.kv_format)
-    columns["prompt_steps"] = _prompt_steps(group, batch, device.hbm_capacity, serving)
+    columns["prompt_steps"] = _prompt_steps(group, scheduled_sequences(deployment, batch), device.hbm_capacity, serving)
     columns["regime"] = np.select(
         [batch < in_flight, step.compute_bound, step.kv_bytes >= step.weight_bytes],
         [CAPACITY_BOUND, COMPUTE_BOUND, KV_BOUND],
@@ -185,11 +185,12 @@ def derived_columns(group: pd.DataFrame, model, device, deployment: Deployment, 
     return columns
 
 
-def _prompt_steps(group: pd.DataFrame, batch: np.ndarray, hbm_capacity: float, serving: ServingInputs) -> np.ndarray:
-    """The decode steps one prompt rides beside the running ``batch`` in each agg row's engine, at the engine's token
-    budget (kvwall.model.prompt_steps); 0 in disagg mode, whose prompts run on prefill workers."""
+def _prompt_steps(group: pd.DataFrame, scheduled: np.ndarray, hbm_capacity: float, serving: ServingInputs) -> np.ndarray:
+    """The decode steps one prompt rides beside the ``scheduled`` running sequences of one scheduler's batch in each
+    agg row's engine, at the engine's token budget (kvwall.model.prompt_steps); 0 in disagg mode, whose prompts run
+    on prefill workers."""
     engines, isl = group["backend"].to_numpy(), group["isl"].to_numpy(dtype=float)
-    agg, running = (group["mode"] == "agg").to_numpy(), np.broadcast_to(batch, isl.shape)
+    agg, running = (group["mode"] == "agg").to_numpy(), np.broadcast_to(scheduled, isl.shape)
     steps = np.zeros(isl.shape)
     for engine in np.unique(engines[agg]):
         at = agg & (engines == engine)
