@@ -2,6 +2,7 @@
 with a named reason; per-token bytes, constant state and derived parameter counts against values computed by hand
 from the configs."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -166,6 +167,22 @@ def test_regime_answers_for_a_config(capsys):
     assert main(["regime", "--hf-config", str(CORPUS / "Qwen--Qwen3-32B_config.json"), "--device", "b200",
                  "--batch", "8", "--context", "128k"]) == 0
     assert "Regime:" in capsys.readouterr().out
+
+
+def test_fit_answers_for_a_config_as_for_its_catalogue_model(capsys):
+    # Qwen3-32B's published config.json and the catalogue's qwen3-32b: the same layouts at the same bounds
+    argv = ["--device", "h200-sxm", "--batch", "64", "--context", "8k", "--json"]
+    assert main(["fit", "--hf-config", str(CORPUS / "Qwen--Qwen3-32B_config.json"), *argv]) == 0
+    imported = json.loads(capsys.readouterr().out)
+    assert main(["fit", "--model", "qwen3-32b", *argv]) == 0
+    catalogued = json.loads(capsys.readouterr().out)
+    def layouts(answer):
+        return [(d["deployment"], d["step_time_bound"]["value"]) for d in answer["deployments"]]
+
+    assert imported["model"] != catalogued["model"] and layouts(imported)
+    assert [d for d, _ in layouts(imported)] == [d for d, _ in layouts(catalogued)]
+    for (_, new), (_, old) in zip(layouts(imported), layouts(catalogued)):
+        assert new == pytest.approx(old, rel=0.02)  # the parameter count derived from the config, not the published one
 
 
 def test_plausibility_warnings_name_file_and_key(tmp_path, capsys):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from kvwall.cli import calibrated, request, serving, show
-from kvwall.cli.options import CONTEXT_HELP, common, engine_option, format_option, positive_int
+from kvwall.cli.options import CONTEXT_HELP, common, engine_option, format_option, model_option, positive_int
 from kvwall.formats import tokens
 from kvwall.inputs.deployment import load_serving_inputs
 from kvwall.model.fitting import MAX_DEVICES
@@ -19,7 +19,7 @@ def register(subparsers) -> None:
         description="The deployments (devices = TP x PP x DP, experts over EP) of a model on a device that keep every "
         "sequence of the batch resident at the context: for each device count up to 64, fewest first, the layout "
         "with the lowest step-time bound, with its per-device regime, bound and estimate.")
-    p.add_argument("--model", required=True, help="model id of config/models.yaml")
+    model_option(p)
     p.add_argument("--device", required=True, help="device id of config/devices.yaml")
     p.add_argument("--batch", type=positive_int, required=True, help="sequences to keep resident at once")
     p.add_argument("--context", required=True, help=CONTEXT_HELP)
