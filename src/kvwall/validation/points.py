@@ -87,17 +87,9 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     for name in derived:
         points[name] = np.nan
     points["regime"] = None
-    keys = ["model", "device", "weight_format", "devices", "tp", "pp", "dp", "moe_ep"]
     columns = {name: points[name].to_numpy(copy=True) for name in (*derived, "regime", "reason")}
-    for key, group in points[points["reason"].isna()].groupby(keys, sort=False):
-        model_id, device_id, weight_format, devices, tp, pp, dp, ep = key
-        model, device = catalog.models[model_id], catalog.devices[device_id]
-        at = points.index.get_indexer(group.index)
-        try:
-            deployment = _deployment(model, devices, tp, pp, dp, ep, weight_format, vmap)
-        except DeploymentError as error:
-            columns["reason"][at] = f"a layout that does not divide: {error.reason}"
-            continue
+    for model, device, deployment, group, at in _deployments(points[points["reason"].isna()], points.index, catalog,
+                                                             vmap, columns["reason"], "a layout that does not divide"):
         for name, values in derived_columns(group, model, device, deployment, vmap, serving).items():
             columns.setdefault(name, np.full(len(points), np.nan))[at] = values
     _price_on_prefill_workers(points[pd.isna(columns["reason"]) & (points["mode"] == "disagg").to_numpy()], prefill,
@@ -110,6 +102,28 @@ def evaluate(rows: pd.DataFrame, catalog: Catalog, vmap: ValidationMap, serving:
     points["tpot_realization"] = points["tpot_bound_ms"] / tpot
     points["ttft_realization"] = points["ttft_bound_ms"] / ttft
     return points
+
+
+#: The columns of a point that set its engine's deployment: its model, device, weight format and layout
+#: (kvwall.validation.layout; the MoE-TP degree is what the devices leave the expert ranks).
+DEPLOYMENT_KEYS = ("model", "device", "weight_format", "devices", "tp", "pp", "dp", "moe_ep")
+
+
+def _deployments(frame: pd.DataFrame, index: pd.Index, catalog: Catalog, vmap: ValidationMap, reasons: np.ndarray,
+                 refusal: str):
+    """Each group of ``frame`` that shares DEPLOYMENT_KEYS, as (model, device, its checked deployment, the group, its
+    positions in ``index``); a group whose layout does not divide is skipped, ``refusal`` and why written at its
+    positions of ``reasons``."""
+    for key, group in frame.groupby(list(DEPLOYMENT_KEYS), sort=False):
+        model_id, device_id, weight_format, devices, tp, pp, dp, ep = key
+        model, device = catalog.models[model_id], catalog.devices[device_id]
+        at = index.get_indexer(group.index)
+        try:
+            deployment = _deployment(model, devices, tp, pp, dp, ep, weight_format, vmap)
+        except DeploymentError as error:
+            reasons[at] = f"{refusal}: {error.reason}"
+            continue
+        yield model, device, deployment, group, at
 
 
 def _deployment(model, devices, tp, pp, dp, ep, weight_format: str, vmap: ValidationMap) -> Deployment:
@@ -126,18 +140,11 @@ def _price_on_prefill_workers(disagg: pd.DataFrame, prefill: pd.DataFrame, colum
     """A disagg row's prompt runs on a replica of its prefill workers (kvwall.validation.layout.prefill_engines): its
     prefill FLOPs and weight bytes per GPU of that replica and its TTFT bound are theirs, in ``columns`` (as evaluate
     holds them, over every point), or its reason where their layout cannot serve the model."""
-    keys = prefill.loc[disagg.index, ["devices", *LAYOUT]].astype(int)
-    for key, group in disagg.assign(**keys).groupby(["model", "device", "weight_format", "devices", *LAYOUT], sort=False):
-        model_id, device_id, weight_format, devices, tp, pp, dp, _, ep = key
-        model, device = catalog.models[model_id], catalog.devices[device_id]
-        at = prefill.index.get_indexer(group.index)
-        try:
-            deployment = _deployment(model, devices, tp, pp, dp, ep, weight_format, vmap)
-        except DeploymentError as error:
-            columns["reason"][at] = f"the prefill workers' layout does not divide: {error.reason}"
-            continue
+    workers = disagg.assign(**prefill.loc[disagg.index, ["devices", *LAYOUT]].astype(int))
+    for model, device, deployment, group, at in _deployments(workers, prefill.index, catalog, vmap, columns["reason"],
+                                                             "the prefill workers' layout does not divide"):
         isl = group["isl"].to_numpy(dtype=float)
-        peak = _peak(device, vmap.compute_precision[weight_format])
+        peak = _peak(device, vmap.compute_precision[deployment.weight_format])
         columns["replica_prefill_flops"][at] = first_token_bound(model, deployment, isl, np.inf, 1.0)
         columns["prefill_weight_read"][at] = step_weight_bytes_per_device(model, deployment, isl)
         columns["ttft_bound_ms"][at] = first_token_bound(model, deployment, isl, device.hbm_bandwidth, peak) / MS
